@@ -1,0 +1,109 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Standalone driver of the perf user-page ABI selftests.  `make help` lists
+# the targets.  The kselftest framework is taken from KSRC=<kernel tree>, or
+# from Debian's linux-source-$(KVER) package, into build/ (never committed).
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := build
+
+TOP := $(CURDIR)
+B := $(TOP)/build
+SUITE := tools/testing/selftests/perf_events
+M := tools/testing/perf_abi
+KVER ?= 6.12
+KSRC ?=
+export PERF_ABI_CACHE ?= $(HOME)/.cache/perf-abi
+
+ifeq ($(KSRC),)
+KSFT_SRC := /usr/src/linux-source-$(KVER).tar.xz
+FW := $(B)/ksft-$(KVER)
+DEPS_BUILD := build
+ifneq ($(KVER),6.12)
+DEPS_BUILD += src-$(KVER)
+endif
+else
+KSFT_SRC := $(abspath $(KSRC))
+FW := $(B)/ksft-ksrc
+DEPS_BUILD := suite
+endif
+FWSEL := $(FW)/tools/testing/selftests
+STAGE := $(FWSEL)/perf_events
+HOSTOUT := $(B)/host-$(notdir $(FW))
+
+SUITE_FILES := $(wildcard $(SUITE)/* $(SUITE)/.gitignore)
+
+# Settings per install tree: host (this machine, dynamic), or a static
+# tree for a guest of that architecture.
+KARCH_host := $(if $(filter aarch64,$(shell uname -m)),arm64,x86)
+CROSS_x86_64 :=
+KARCH_x86_64 := x86
+CROSS_arm64 := aarch64-linux-gnu-
+KARCH_arm64 := arm64
+SYSROOT_arm64 := $(B)/sysroot-arm64
+STATIC_x86_64 := -static
+STATIC_arm64 := -static
+DEPS_x86_64 := vm
+DEPS_arm64 := vm
+LIBCAP_arm64 = -I$(SYSROOT_arm64)/usr/include \
+	-L$(SYSROOT_arm64)/usr/lib/aarch64-linux-gnu
+
+.PHONY: help deps framework stage build install-host install-x86_64 \
+	install-arm64 run \
+	check unit lint clean bench mutants matrix
+
+help:
+	@echo 'make deps             install missing Debian packages (root)'
+	@echo 'make build            build the suite for the running kernel'
+	@echo 'make run              ./run_tests.sh on the running kernel'
+	@echo 'make check            the project tests (unit, lint, host, guests, mutants)'
+	@echo 'make unit             crafted-page unit tests and shell tests only'
+	@echo 'make lint             checkpatch, clang-format, gcc/clang -Wall -Wextra, 6.1 harness'
+	@echo 'make install-host     kselftest install tree for this machine (build/install-host)'
+	@echo 'make install-ARCH     static install tree for a guest (x86_64, arm64)'
+	@echo 'make bench            speed figures (not a pass/fail test)'
+	@echo 'make mutants          the mutant-kernel kill matrix'
+	@echo 'make clean            remove build/'
+	@echo 'variables: KSRC=<kernel tree>  KVER=6.12|6.1  PERF_ABI_CACHE=<dir>'
+
+deps:
+	@$(M)/deps.sh all
+
+# The framework: re-extracted only when its source changes (ksft.sh stamps it).
+framework:
+	@$(M)/deps.sh $(DEPS_BUILD)
+	@$(M)/ksft.sh $(KSFT_SRC) $(FW)
+
+# The suite, copied into the framework tree exactly as into a kernel tree.
+$(STAGE)/.staged: $(SUITE_FILES) | framework
+	@mkdir -p $(STAGE)
+	@rsync -a --delete --exclude=.staged $(SUITE)/ $(STAGE)/
+	@touch $@
+
+stage: framework
+	@$(MAKE) --no-print-directory $(STAGE)/.staged
+
+build: stage
+	@mkdir -p $(HOSTOUT)
+	@$(MAKE) --no-print-directory -C $(STAGE) OUTPUT=$(HOSTOUT)
+
+$(SYSROOT_arm64)/.done:
+	@$(M)/lib/apt-fetch.sh arm64 $(SYSROOT_arm64) libcap-dev libcap2
+	@touch $@
+
+install-host install-x86_64 install-arm64: install-%: stage
+	@$(if $(DEPS_$*),$(M)/deps.sh $(DEPS_$*))
+	@$(if $(SYSROOT_$*),$(MAKE) --no-print-directory $(SYSROOT_$*)/.done)
+	@rm -rf $(B)/install-$*.tmp $(B)/obj-$*
+	@$(MAKE) --no-print-directory -C $(FWSEL) TARGETS=perf_events \
+		ARCH=$(KARCH_$*) CROSS_COMPILE=$(CROSS_$*) O=$(B)/obj-$* \
+		LDFLAGS=$(STATIC_$*) CPPFLAGS="$(LIBCAP_$*)" \
+		INSTALL_PATH=$(B)/install-$*.tmp install >/dev/null
+	@rm -rf $(B)/install-$* && mv $(B)/install-$*.tmp $(B)/install-$*
+	@echo "installed: $(B)/install-$*" >&2
+
+run: build
+	@./run_tests.sh
+
+clean:
+	rm -rf $(B)

@@ -1,0 +1,491 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Reader of the perf user page (struct perf_event_mmap_page).
+ *
+ * The ABI is read here by raw byte offsets and bit numbers, so that a test
+ * does not merely agree with whatever header it was built against.  Every
+ * check is a pure function over a page pointer, shared by the selftests
+ * (on a page the kernel mapped) and by unit tests (on crafted pages that
+ * each check must reject).
+ */
+#ifndef __SELFTEST_PERF_USER_PAGE_H
+#define __SELFTEST_PERF_USER_PAGE_H
+
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* Byte offsets of the fields, fixed by the ABI (uapi linux/perf_event.h). */
+#define UP_LOCK			8
+#define UP_INDEX		12
+#define UP_OFFSET		16
+#define UP_TIME_ENABLED		24
+#define UP_TIME_RUNNING		32
+#define UP_CAPS			40
+#define UP_PMC_WIDTH		48
+#define UP_TIME_SHIFT		50
+#define UP_TIME_MULT		52
+#define UP_TIME_OFFSET		56
+#define UP_TIME_ZERO		64
+#define UP_SIZE			72
+#define UP_TIME_CYCLES		80
+#define UP_TIME_MASK		88
+#define UP_DATA_HEAD		1024
+#define UP_DATA_TAIL		1032
+#define UP_DATA_OFFSET		1040
+#define UP_DATA_SIZE		1048
+#define UP_HDR_LEN		1088	/* through aux_size */
+
+/* Bit numbers in capabilities (uapi linux/perf_event.h, since 3.12). */
+#define UP_CAP_BIT0			0
+#define UP_CAP_BIT0_IS_DEPRECATED	1
+#define UP_CAP_USER_RDPMC		2
+#define UP_CAP_USER_TIME		3
+#define UP_CAP_USER_TIME_ZERO		4
+#define UP_CAP_USER_TIME_SHORT		5
+
+/* offsetof(__reserved) when size was added: 3.12 "perf: Fix capabilities
+ * bitfield compatibility in 'struct perf_event_mmap_page'"
+ */
+#define UP_SIZE_MIN		76
+/* offsetof(__reserved) of the header the suite is built against */
+#define UP_SIZE_HDR		offsetof(struct perf_event_mmap_page, __reserved)
+
+/* The header in use must place the fields where the ABI does. */
+#define UP_ASSERT_OFF(field, off)					\
+	_Static_assert(offsetof(struct perf_event_mmap_page, field) == (off), \
+		       #field " is not at byte " #off)
+UP_ASSERT_OFF(lock, UP_LOCK);
+UP_ASSERT_OFF(index, UP_INDEX);
+UP_ASSERT_OFF(offset, UP_OFFSET);
+UP_ASSERT_OFF(capabilities, UP_CAPS);
+UP_ASSERT_OFF(pmc_width, UP_PMC_WIDTH);
+UP_ASSERT_OFF(time_mult, UP_TIME_MULT);
+UP_ASSERT_OFF(time_zero, UP_TIME_ZERO);
+UP_ASSERT_OFF(size, UP_SIZE);
+UP_ASSERT_OFF(time_mask, UP_TIME_MASK);
+/* uapi: "data_head ... 1k aligned", core asserts it at 1024 since 3.4 */
+UP_ASSERT_OFF(data_head, UP_DATA_HEAD);
+UP_ASSERT_OFF(data_tail, UP_DATA_TAIL);
+UP_ASSERT_OFF(data_offset, UP_DATA_OFFSET);
+UP_ASSERT_OFF(data_size, UP_DATA_SIZE);
+
+/* A check's verdict: true when the page holds, else why it does not. */
+struct up_msg {
+	char s[256];
+};
+
+static inline bool __attribute__((format(printf, 2, 3)))
+up_fail(struct up_msg *m, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(m->s, sizeof(m->s), fmt, ap);
+	va_end(ap);
+	return false;
+}
+
+static inline uint64_t up_u64(const void *pg, size_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, (const char *)pg + off, sizeof(v));
+	return v;
+}
+
+static inline uint32_t up_u32(const void *pg, size_t off)
+{
+	uint32_t v;
+
+	memcpy(&v, (const char *)pg + off, sizeof(v));
+	return v;
+}
+
+static inline uint16_t up_u16(const void *pg, size_t off)
+{
+	uint16_t v;
+
+	memcpy(&v, (const char *)pg + off, sizeof(v));
+	return v;
+}
+
+static inline bool up_cap(const void *pg, int bit)
+{
+	return (up_u64(pg, UP_CAPS) >> bit) & 1;
+}
+
+static inline const struct perf_event_mmap_page *up_named(const void *pg)
+{
+	return (const struct perf_event_mmap_page *)pg;
+}
+
+/* data_head, as the uapi header says to read it: with acquire order. */
+static inline uint64_t up_data_head(const void *pg)
+{
+	return __atomic_load_n((const uint64_t *)((const char *)pg +
+						  UP_DATA_HEAD),
+			       __ATOMIC_ACQUIRE);
+}
+
+#define UP_SEQ_RETRIES	10000
+
+/*
+ * Copy the self-monitoring part of the page under its seqlock (uapi: the
+ * "seq = pc->lock; barrier(); ...; barrier(); while (pc->lock != seq)" loop).
+ * Returns 0, or -EAGAIN when the lock never held still.
+ */
+static inline int up_snapshot(const void *pg, unsigned char snap[UP_HDR_LEN])
+{
+	const uint32_t *lock = (const uint32_t *)((const char *)pg + UP_LOCK);
+	uint32_t seq;
+	int i;
+
+	for (i = 0; i < UP_SEQ_RETRIES; i++) {
+		seq = __atomic_load_n(lock, __ATOMIC_ACQUIRE);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		memcpy(snap, pg, UP_HDR_LEN);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(lock, __ATOMIC_RELAXED) == seq)
+			return 0;
+	}
+	return -EAGAIN;
+}
+
+/* uapi: "cap_bit0 : 1, Always 0, deprecated, see commit 860f085b74e9" */
+static inline bool up_check_bit0(const void *pg, struct up_msg *m)
+{
+	if (up_cap(pg, UP_CAP_BIT0))
+		return up_fail(m, "capabilities 0x%llx: bit 0 is set (the 3.4-3.11 union alias of cap_usr_time/cap_usr_rdpmc)",
+			       (unsigned long long)up_u64(pg, UP_CAPS));
+	if (up_named(pg)->cap_bit0)
+		return up_fail(m, "cap_bit0 named field reads 1 while raw bit 0 is 0");
+	return true;
+}
+
+/* uapi: "cap_bit0_is_deprecated : 1, Always 1, signals that bit 0 is zero" */
+static inline bool up_check_bit1(const void *pg, struct up_msg *m)
+{
+	if (!up_cap(pg, UP_CAP_BIT0_IS_DEPRECATED))
+		return up_fail(m, "capabilities 0x%llx: bit 1 (cap_bit0_is_deprecated) is clear",
+			       (unsigned long long)up_u64(pg, UP_CAPS));
+	if (!up_named(pg)->cap_bit0_is_deprecated)
+		return up_fail(m, "cap_bit0_is_deprecated named field reads 0 while raw bit 1 is 1");
+	return true;
+}
+
+/* Both bits: the 3.12 promise ("Fix capabilities bitfield compatibility"). */
+static inline bool up_check_caps(const void *pg, struct up_msg *m)
+{
+	return up_check_bit0(pg, m) && up_check_bit1(pg, m);
+}
+
+/*
+ * uapi: "__u32 size; Header size up to __reserved[] fields."  want is the
+ * offsetof(__reserved) of the layout the kernel under test implements.
+ */
+static inline bool up_check_size(const void *pg, uint32_t want,
+				 struct up_msg *m)
+{
+	uint32_t size = up_u32(pg, UP_SIZE);
+
+	if (size < UP_SIZE_MIN)
+		return up_fail(m, "size %u is below %u, the value it had when added in 3.12",
+			       size, UP_SIZE_MIN);
+	if (size != want)
+		return up_fail(m, "size %u != offsetof(struct perf_event_mmap_page, __reserved) %u",
+			       size, want);
+	if (up_named(pg)->size != size)
+		return up_fail(m, "size named field reads %u, raw bytes %u",
+			       up_named(pg)->size, size);
+	return true;
+}
+
+/*
+ * uapi: "__reserved[] align to 1k": bytes from size up to data_head are not
+ * written by the kernel, and the ring buffer's pages are allocated zeroed.
+ */
+static inline bool up_check_reserved(const void *pg, struct up_msg *m)
+{
+	const unsigned char *b = pg;
+	uint32_t from = up_u32(pg, UP_SIZE);
+	uint32_t i;
+
+	if (from < UP_SIZE_MIN || from > UP_DATA_HEAD)
+		from = UP_SIZE_MIN;
+	for (i = from; i < UP_DATA_HEAD; i++)
+		if (b[i])
+			return up_fail(m, "reserved byte %u is 0x%02x, not 0 (size %u)",
+				       i, b[i], up_u32(pg, UP_SIZE));
+	return true;
+}
+
+/*
+ * The named capability field the header gives for bit n must be bit n of
+ * capabilities: pg has exactly that one field set (uapi bitfield layout;
+ * the 3.4-3.11 union put every cap_usr_* field on bit 0).
+ */
+static inline bool up_check_cap_field(const void *pg, const char *field,
+				      int bit, struct up_msg *m)
+{
+	uint64_t caps = up_u64(pg, UP_CAPS);
+
+	if (caps != 1ULL << bit)
+		return up_fail(m, "setting %s gives capabilities 0x%llx, ABI bit %d is 0x%llx",
+			       field, (unsigned long long)caps, bit,
+			       1ULL << bit);
+	return true;
+}
+
+/*
+ * uapi: "data_offset: where the buffer starts", "data_size: data buffer
+ * size" (since 4.1): the data area follows the user page.
+ */
+static inline bool up_check_data_area(const void *pg, uint64_t page_size,
+				      uint64_t data_pages, struct up_msg *m)
+{
+	uint64_t off = up_u64(pg, UP_DATA_OFFSET);
+	uint64_t size = up_u64(pg, UP_DATA_SIZE);
+
+	if (off != page_size)
+		return up_fail(m, "data_offset %llu, want the page size %llu",
+			       (unsigned long long)off,
+			       (unsigned long long)page_size);
+	if (size != data_pages * page_size)
+		return up_fail(m, "data_size %llu, want %llu pages of %llu",
+			       (unsigned long long)size,
+			       (unsigned long long)data_pages,
+			       (unsigned long long)page_size);
+	return true;
+}
+
+/*
+ * data_head at byte 1024 advanced by exactly the bytes of the records the
+ * caller produced since it read before (uapi: "data_head: head in the data
+ * section").
+ */
+static inline bool up_check_head_grew(const void *pg, uint64_t before,
+				      uint64_t bytes, struct up_msg *m)
+{
+	uint64_t head = up_data_head(pg);
+
+	if (head - before != bytes)
+		return up_fail(m, "data_head at byte 1024 moved %llu bytes (from %llu to %llu), the records produced were %llu",
+			       (unsigned long long)(head - before),
+			       (unsigned long long)before,
+			       (unsigned long long)head,
+			       (unsigned long long)bytes);
+	return true;
+}
+
+/*
+ * Walk the records between data_tail and data_head (no wrap is expected:
+ * the caller produced less than the data area holds).  Each record is a
+ * struct perf_event_header whose size is a non-zero multiple of 8 (uapi:
+ * "struct perf_event_header"; core pads records to u64).  The walk must
+ * end exactly at data_head.  Record types found are counted in types[]
+ * (indexed by type, n_types entries), when types is not NULL.
+ */
+static inline bool up_check_records(const void *base, unsigned int *types,
+				    unsigned int n_types, struct up_msg *m)
+{
+	const unsigned char *data;
+	uint64_t off = up_u64(base, UP_DATA_OFFSET);
+	uint64_t size = up_u64(base, UP_DATA_SIZE);
+	uint64_t head = up_data_head(base);
+	uint64_t pos = up_u64(base, UP_DATA_TAIL);
+	struct perf_event_header h;
+
+	if (!off || !size)
+		return up_fail(m, "data_offset %llu / data_size %llu unset",
+			       (unsigned long long)off,
+			       (unsigned long long)size);
+	if (head - pos > size)
+		return up_fail(m, "data_head %llu is more than data_size %llu past data_tail %llu",
+			       (unsigned long long)head,
+			       (unsigned long long)size,
+			       (unsigned long long)pos);
+	data = (const unsigned char *)base + off;
+	while (pos < head) {
+		if (head - pos < sizeof(h))
+			return up_fail(m, "data_head %llu stops inside a record header at %llu",
+				       (unsigned long long)head,
+				       (unsigned long long)pos);
+		memcpy(&h, data + pos % size, sizeof(h));
+		if (h.size < sizeof(h) || h.size % 8)
+			return up_fail(m, "record at %llu has size %u (type %u)",
+				       (unsigned long long)pos, h.size, h.type);
+		if (h.size > head - pos)
+			return up_fail(m, "record at %llu of size %u runs past data_head %llu",
+				       (unsigned long long)pos, h.size,
+				       (unsigned long long)head);
+		if (types && h.type < n_types)
+			types[h.type]++;
+		pos += h.size;
+	}
+	return true;
+}
+
+/* The counter, as the user page lets a task read it without a syscall. */
+struct up_count {
+	uint64_t count;		/* offset + sign-extended counter */
+	uint64_t enabled;	/* time_enabled, extended by the cycle counter */
+	uint64_t running;	/* time_running, likewise */
+	uint32_t index;		/* page index: hardware counter + 1, 0 = none */
+	uint16_t width;		/* pmc_width */
+	int retries;		/* seqlock retries the read took */
+};
+
+/* uapi pmc_width: "pmc <<= 64 - width; pmc >>= 64 - width; count += pmc" */
+static inline uint64_t up_sign_extend(uint64_t pmc, unsigned int width)
+{
+	if (!width || width >= 64)
+		return pmc;
+	return (uint64_t)((int64_t)(pmc << (64 - width)) >> (64 - width));
+}
+
+/* uapi cap_user_time: "quot = cyc >> time_shift; rem = ...; delta = ..." */
+static inline uint64_t up_cyc_to_ns(uint64_t cyc, uint16_t shift,
+				    uint32_t mult)
+{
+	uint64_t quot = cyc >> shift;
+	uint64_t rem = cyc & ((1ULL << shift) - 1);
+
+	return quot * mult + ((rem * mult) >> shift);
+}
+
+/* uapi cap_user_time_short: "cyc = time_cycles + ((cyc - time_cycles) & time_mask)" */
+static inline uint64_t up_cyc_short(const void *pg, uint64_t cyc)
+{
+	if (!up_cap(pg, UP_CAP_USER_TIME_SHORT))
+		return cyc;
+	return up_u64(pg, UP_TIME_CYCLES) +
+	       ((cyc - up_u64(pg, UP_TIME_CYCLES)) & up_u64(pg, UP_TIME_MASK));
+}
+
+/* Counter and cycle reads of the architectures that have them. */
+#if defined(__x86_64__) || defined(__i386__)
+#define UP_HAVE_HW_READ 1
+static inline uint64_t up_hw_counter(uint32_t counter)
+{
+	uint32_t lo, hi;
+
+	asm volatile("rdpmc" : "=a"(lo), "=d"(hi) : "c"(counter));
+	return (uint64_t)hi << 32 | lo;
+}
+
+static inline uint64_t up_hw_cycles(void)
+{
+	uint32_t lo, hi;
+
+	asm volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return (uint64_t)hi << 32 | lo;
+}
+#elif defined(__aarch64__)
+#define UP_HAVE_HW_READ 1
+#define UP_ARM64_CYCLE_COUNTER	31	/* PMCCNTR_EL0 (arm_pmuv3.c) */
+
+#define UP_MRS_EVCNTR(n)						\
+	case n:								\
+		asm volatile("mrs %0, pmevcntr" #n "_el0" : "=r"(v));	\
+		break
+
+static inline uint64_t up_hw_counter(uint32_t counter)
+{
+	uint64_t v = 0;
+
+	switch (counter) {
+	case UP_ARM64_CYCLE_COUNTER:
+		asm volatile("mrs %0, pmccntr_el0" : "=r"(v));
+		break;
+	UP_MRS_EVCNTR(0); UP_MRS_EVCNTR(1); UP_MRS_EVCNTR(2);
+	UP_MRS_EVCNTR(3); UP_MRS_EVCNTR(4); UP_MRS_EVCNTR(5);
+	UP_MRS_EVCNTR(6); UP_MRS_EVCNTR(7); UP_MRS_EVCNTR(8);
+	UP_MRS_EVCNTR(9); UP_MRS_EVCNTR(10); UP_MRS_EVCNTR(11);
+	UP_MRS_EVCNTR(12); UP_MRS_EVCNTR(13); UP_MRS_EVCNTR(14);
+	UP_MRS_EVCNTR(15); UP_MRS_EVCNTR(16); UP_MRS_EVCNTR(17);
+	UP_MRS_EVCNTR(18); UP_MRS_EVCNTR(19); UP_MRS_EVCNTR(20);
+	UP_MRS_EVCNTR(21); UP_MRS_EVCNTR(22); UP_MRS_EVCNTR(23);
+	UP_MRS_EVCNTR(24); UP_MRS_EVCNTR(25); UP_MRS_EVCNTR(26);
+	UP_MRS_EVCNTR(27); UP_MRS_EVCNTR(28); UP_MRS_EVCNTR(29);
+	UP_MRS_EVCNTR(30);
+	}
+	return v;
+}
+
+static inline uint64_t up_hw_cycles(void)
+{
+	uint64_t v;
+
+	asm volatile("isb; mrs %0, cntvct_el0" : "=r"(v) : : "memory");
+	return v;
+}
+#else
+#define UP_HAVE_HW_READ 0
+static inline uint64_t up_hw_counter(uint32_t counter)
+{
+	return counter * 0;
+}
+
+static inline uint64_t up_hw_cycles(void)
+{
+	return 0;
+}
+#endif
+
+/*
+ * One read of the counter under the page's seqlock, the loop the uapi
+ * header documents above struct perf_event_mmap_page.  Returns 0 with *c
+ * filled from the hardware counter; 1 when the page offers no user read
+ * (no cap_user_rdpmc, index 0, or no counter read on this architecture),
+ * so the caller must read() instead; -EAGAIN when the lock never held.
+ */
+static inline int up_self_read(const void *pg, struct up_count *c)
+{
+	const volatile struct perf_event_mmap_page *pc = pg;
+	uint64_t cyc = 0, delta;
+	uint32_t seq;
+	int64_t pmc;
+
+	for (c->retries = 0; c->retries < UP_SEQ_RETRIES; c->retries++) {
+		seq = __atomic_load_n(&pc->lock, __ATOMIC_ACQUIRE);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		c->enabled = pc->time_enabled;
+		c->running = pc->time_running;
+		c->index = pc->index;
+		c->width = pc->pmc_width;
+		c->count = pc->offset;
+		if (!UP_HAVE_HW_READ || !pc->cap_user_rdpmc || !c->index)
+			return 1;
+		if (pc->cap_user_time && c->enabled != c->running)
+			cyc = up_hw_cycles();
+		pmc = up_sign_extend(up_hw_counter(c->index - 1), c->width);
+		c->count += pmc;
+		if (pc->cap_user_time && c->enabled != c->running) {
+			delta = pc->time_offset +
+				up_cyc_to_ns(up_cyc_short((const void *)pc, cyc),
+					     pc->time_shift, pc->time_mult);
+			c->enabled += delta;
+			c->running += delta;
+		}
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&pc->lock, __ATOMIC_RELAXED) == seq)
+			return 0;
+	}
+	return -EAGAIN;
+}
+
+static inline int up_perf_event_open(struct perf_event_attr *attr, pid_t pid,
+				     int cpu, int group, unsigned long flags)
+{
+	return syscall(__NR_perf_event_open, attr, pid, cpu, group, flags);
+}
+
+#endif /* __SELFTEST_PERF_USER_PAGE_H */
