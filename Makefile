@@ -105,5 +105,52 @@ install-host install-x86_64 install-arm64: install-%: stage
 run: build
 	@./run_tests.sh
 
+# make check: every stage writes build/check/<stage>.ktap (kselftest runner
+# format); the last line sums them all.  Fragments of the machinery
+# (tools/testing/perf_abi/*/*.mk) add their stages to CHECK_STAGES.
+CHECK := $(B)/check
+CHECK_STAGES := unit lint host
+UNIT_SRCS := $(wildcard $(M)/unit/*_test.c)
+UNIT_BINS := $(patsubst $(M)/unit/%.c,$(B)/unit/%,$(UNIT_SRCS))
+UNIT_SH := $(wildcard $(M)/unit/*_test.sh)
+UNIT_CFLAGS := -Wall -Wextra -Werror -Wno-unused-parameter -O2 -g \
+	-I$(SUITE) -I$(STAGE)
+
+-include $(wildcard $(M)/*/*.mk)
+
+$(B)/unit/%: $(M)/unit/%.c $(SUITE)/user_page.h $(STAGE)/.staged
+	@mkdir -p $(dir $@)
+	@$(CC) $(UNIT_CFLAGS) -o $@ $< -lcap -lpthread
+
+check-unit: stage
+	@$(MAKE) --no-print-directory $(UNIT_BINS)
+	@mkdir -p $(CHECK)
+	@$(M)/lib/ktap-run.sh $(CHECK)/unit.ktap $(UNIT_BINS) $(UNIT_SH)
+
+check-lint: stage
+	@mkdir -p $(CHECK)
+	@$(M)/lint.sh $(FW) $(CHECK)/lint.ktap
+
+check-host: stage
+	@mkdir -p $(CHECK)
+	@./run_tests.sh --log $(CHECK)/host.ktap >/dev/null; rc=$$?; \
+	  [ $$rc = 0 ] || [ $$rc = 4 ] || { cat $(CHECK)/host.ktap; exit 1; }
+
+unit: check-unit
+	@python3 $(M)/lib/ktap.py total $(CHECK)/unit.ktap
+
+lint: check-lint
+	@python3 $(M)/lib/ktap.py total $(CHECK)/lint.ktap
+
+check:
+	@rm -rf $(CHECK)
+	@$(M)/deps.sh all
+	@fail=0; for s in $(CHECK_STAGES); do \
+	  echo "== check: $$s" >&2; \
+	  $(MAKE) --no-print-directory check-$$s || fail=1; \
+	done; \
+	python3 $(M)/lib/ktap.py total $(CHECK)/*.ktap || fail=1; \
+	exit $$fail
+
 clean:
 	rm -rf $(B)

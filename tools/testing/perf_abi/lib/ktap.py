@@ -113,9 +113,31 @@ def summary_line(parsed, label='perf_events'):
         label, len(parsed['programs']), c['pass'], c['fail'], c['skip'])
 
 
+def total(paths):
+    """One closing line over several runner logs: 'N passed, N failed,
+    N skipped'; exit 1 on any failure or unreadable log."""
+    c = {'pass': 0, 'fail': 0, 'skip': 0}
+    for path in paths:
+        try:
+            with open(path) as f:
+                parsed = parse(f.read())
+        except OSError as e:
+            sys.stderr.write('ktap.py: %s\n' % e)
+            c['fail'] += 1
+            continue
+        for k, v in counts(parsed).items():
+            c[k] += v
+        if parsed['bail'] or not parsed['programs']:
+            c['fail'] += 1
+    print('%d passed, %d failed, %d skipped' % (c['pass'], c['fail'], c['skip']))
+    return 1 if c['fail'] else 0
+
+
 def main(argv):
+    if len(argv) >= 2 and argv[1] == 'total':
+        return total(argv[2:])
     if len(argv) < 2 or argv[1] not in ('summary', 'json'):
-        sys.stderr.write('usage: ktap.py summary|json [FILE] [LABEL]\n')
+        sys.stderr.write('usage: ktap.py summary|json [FILE] [LABEL] | total FILE...\n')
         return 2
     with open(argv[2] if len(argv) > 2 and argv[2] != '-' else 0) as f:
         parsed = parse(f.read())

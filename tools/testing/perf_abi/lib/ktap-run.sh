@@ -1,0 +1,30 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run test executables (harness binaries or *_test.sh scripts printing KTAP)
+# and write their output, in the kselftest runner's format, to OUT:
+#   ktap-run.sh OUT PROG...
+# Exits 1 when any program fails.
+set -u
+out=${1:?usage: ktap-run.sh OUT PROG...}
+shift
+n=0
+rc=0
+{
+	echo "TAP version 13"
+	echo "1..$#"
+	for p in "$@"; do
+		n=$((n + 1))
+		name=$(basename "$p")
+		echo "# selftests: unit: $name"
+		"$p" 2>&1 | sed -e 's/^/# /'
+		r=${PIPESTATUS[0]}
+		case $r in
+		0) echo "ok $n selftests: unit: $name" ;;
+		4) echo "ok $n selftests: unit: $name # SKIP" ;;
+		*) echo "not ok $n selftests: unit: $name # exit=$r"; rc=1 ;;
+		esac
+	done
+} > "$out"
+cat "$out"
+exit $rc
