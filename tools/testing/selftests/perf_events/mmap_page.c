@@ -23,7 +23,7 @@
 #include "../kselftest_harness.h"
 #include "user_page.h"
 
-#define EXEC_CHILD_ARG	"--check-inherited-fd"
+#define EXEC_CHILD_ARG "--check-inherited-fd"
 
 enum kind {
 	K_CPU_CLOCK,
@@ -39,12 +39,12 @@ enum kind {
 };
 
 enum priv {
-	PRIV_AS_RUN,	/* the privileges the suite was started with */
-	PRIV_NO_CAPS,	/* effective capability set cleared */
-	PRIV_NOBODY,	/* no capabilities and uid/gid 65534 */
+	PRIV_AS_RUN, /* the privileges the suite was started with */
+	PRIV_NO_CAPS, /* effective capability set cleared */
+	PRIV_NOBODY, /* no capabilities and uid/gid 65534 */
 };
 
-static volatile uint64_t bp_target;
+static uint64_t bp_target; /* written by workload(), watched by a breakpoint */
 
 static long page_size(void)
 {
@@ -67,7 +67,7 @@ static int tracepoint_id(char *why, size_t len)
 	    !mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
 		mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL);
 
-	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(paths); i++) {
 		fd = open(paths[i], O_RDONLY);
 		if (fd < 0)
 			continue;
@@ -92,8 +92,10 @@ static int kind_attr(enum kind k, struct perf_event_attr *a, char *why,
 		__u64 config;
 	} kinds[] = {
 		[K_CPU_CLOCK] = { PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK },
-		[K_TASK_CLOCK] = { PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
-		[K_PAGE_FAULTS] = { PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
+		[K_TASK_CLOCK] = { PERF_TYPE_SOFTWARE,
+				   PERF_COUNT_SW_TASK_CLOCK },
+		[K_PAGE_FAULTS] = { PERF_TYPE_SOFTWARE,
+				    PERF_COUNT_SW_PAGE_FAULTS },
 		[K_CONTEXT_SWITCHES] = { PERF_TYPE_SOFTWARE,
 					 PERF_COUNT_SW_CONTEXT_SWITCHES },
 		[K_CPU_MIGRATIONS] = { PERF_TYPE_SOFTWARE,
@@ -147,7 +149,8 @@ static int drop_privileges(enum priv p, char *why, size_t len)
 		return -1;
 	}
 	caps = cap_get_proc();
-	err = !caps || cap_clear_flag(caps, CAP_EFFECTIVE) || cap_set_proc(caps);
+	err = !caps || cap_clear_flag(caps, CAP_EFFECTIVE) ||
+	      cap_set_proc(caps);
 	if (err)
 		snprintf(why, len, "libcap: %s", strerror(errno));
 	cap_free(caps);
@@ -178,7 +181,8 @@ static bool open_refused(int err, char *why, size_t len)
 		return true;
 	case EACCES:
 	case EPERM:
-		snprintf(why, len, "refused (%s) at perf_event_paranoid=%d, euid %d",
+		snprintf(why, len,
+			 "refused (%s) at perf_event_paranoid=%d, euid %d",
 			 strerror(err), paranoid, geteuid());
 		return true;
 	}
@@ -199,37 +203,374 @@ FIXTURE(page)
 FIXTURE_VARIANT(page)
 {
 	enum kind kind;
-	int cpu;	/* -1: per task (pid 0); 0: per cpu (pid -1) */
+	int cpu; /* -1: per task (pid 0); 0: per cpu (pid -1) */
 	enum priv priv;
 };
 
-#define PAGE_VARIANT(name, k, c, p)		\
-	FIXTURE_VARIANT_ADD(page, name)		\
-	{					\
-		.kind = k, .cpu = c, .priv = p,	\
-	}
+/* clang-format off */
+FIXTURE_VARIANT_ADD(page, cpu_clock_task) {
+	.kind = K_CPU_CLOCK,
+	.cpu = -1,
+	.priv = PRIV_AS_RUN,
+};
 
-#define PAGE_VARIANTS(name, k)						\
-	PAGE_VARIANT(name##_task, k, -1, PRIV_AS_RUN);			\
-	PAGE_VARIANT(name##_cpu, k, 0, PRIV_AS_RUN);			\
-	PAGE_VARIANT(name##_task_nocaps, k, -1, PRIV_NO_CAPS);		\
-	PAGE_VARIANT(name##_cpu_nocaps, k, 0, PRIV_NO_CAPS);		\
-	PAGE_VARIANT(name##_task_nobody, k, -1, PRIV_NOBODY);		\
-	PAGE_VARIANT(name##_cpu_nobody, k, 0, PRIV_NOBODY)
+FIXTURE_VARIANT_ADD(page, cpu_clock_cpu) {
+	.kind = K_CPU_CLOCK,
+	.cpu = 0,
+	.priv = PRIV_AS_RUN,
+};
 
-PAGE_VARIANTS(cpu_clock, K_CPU_CLOCK);
-PAGE_VARIANTS(task_clock, K_TASK_CLOCK);
-PAGE_VARIANTS(page_faults, K_PAGE_FAULTS);
-PAGE_VARIANTS(context_switches, K_CONTEXT_SWITCHES);
-PAGE_VARIANTS(cpu_migrations, K_CPU_MIGRATIONS);
-PAGE_VARIANTS(dummy, K_DUMMY);
-PAGE_VARIANTS(tracepoint, K_TRACEPOINT);
-PAGE_VARIANTS(breakpoint, K_BREAKPOINT);
-PAGE_VARIANTS(cycles, K_CYCLES);
-PAGE_VARIANTS(instructions, K_INSTRUCTIONS);
+FIXTURE_VARIANT_ADD(page, cpu_clock_task_nocaps) {
+	.kind = K_CPU_CLOCK,
+	.cpu = -1,
+	.priv = PRIV_NO_CAPS,
+};
+
+FIXTURE_VARIANT_ADD(page, cpu_clock_cpu_nocaps) {
+	.kind = K_CPU_CLOCK,
+	.cpu = 0,
+	.priv = PRIV_NO_CAPS,
+};
+
+FIXTURE_VARIANT_ADD(page, cpu_clock_task_nobody) {
+	.kind = K_CPU_CLOCK,
+	.cpu = -1,
+	.priv = PRIV_NOBODY,
+};
+
+FIXTURE_VARIANT_ADD(page, cpu_clock_cpu_nobody) {
+	.kind = K_CPU_CLOCK,
+	.cpu = 0,
+	.priv = PRIV_NOBODY,
+};
+
+FIXTURE_VARIANT_ADD(page, task_clock_task) {
+	.kind = K_TASK_CLOCK,
+	.cpu = -1,
+	.priv = PRIV_AS_RUN,
+};
+
+FIXTURE_VARIANT_ADD(page, task_clock_cpu) {
+	.kind = K_TASK_CLOCK,
+	.cpu = 0,
+	.priv = PRIV_AS_RUN,
+};
+
+FIXTURE_VARIANT_ADD(page, task_clock_task_nocaps) {
+	.kind = K_TASK_CLOCK,
+	.cpu = -1,
+	.priv = PRIV_NO_CAPS,
+};
+
+FIXTURE_VARIANT_ADD(page, task_clock_cpu_nocaps) {
+	.kind = K_TASK_CLOCK,
+	.cpu = 0,
+	.priv = PRIV_NO_CAPS,
+};
+
+FIXTURE_VARIANT_ADD(page, task_clock_task_nobody) {
+	.kind = K_TASK_CLOCK,
+	.cpu = -1,
+	.priv = PRIV_NOBODY,
+};
+
+FIXTURE_VARIANT_ADD(page, task_clock_cpu_nobody) {
+	.kind = K_TASK_CLOCK,
+	.cpu = 0,
+	.priv = PRIV_NOBODY,
+};
+
+FIXTURE_VARIANT_ADD(page, page_faults_task) {
+	.kind = K_PAGE_FAULTS,
+	.cpu = -1,
+	.priv = PRIV_AS_RUN,
+};
+
+FIXTURE_VARIANT_ADD(page, page_faults_cpu) {
+	.kind = K_PAGE_FAULTS,
+	.cpu = 0,
+	.priv = PRIV_AS_RUN,
+};
+
+FIXTURE_VARIANT_ADD(page, page_faults_task_nocaps) {
+	.kind = K_PAGE_FAULTS,
+	.cpu = -1,
+	.priv = PRIV_NO_CAPS,
+};
+
+FIXTURE_VARIANT_ADD(page, page_faults_cpu_nocaps) {
+	.kind = K_PAGE_FAULTS,
+	.cpu = 0,
+	.priv = PRIV_NO_CAPS,
+};
+
+FIXTURE_VARIANT_ADD(page, page_faults_task_nobody) {
+	.kind = K_PAGE_FAULTS,
+	.cpu = -1,
+	.priv = PRIV_NOBODY,
+};
+
+FIXTURE_VARIANT_ADD(page, page_faults_cpu_nobody) {
+	.kind = K_PAGE_FAULTS,
+	.cpu = 0,
+	.priv = PRIV_NOBODY,
+};
+
+FIXTURE_VARIANT_ADD(page, context_switches_task) {
+	.kind = K_CONTEXT_SWITCHES,
+	.cpu = -1,
+	.priv = PRIV_AS_RUN,
+};
+
+FIXTURE_VARIANT_ADD(page, context_switches_cpu) {
+	.kind = K_CONTEXT_SWITCHES,
+	.cpu = 0,
+	.priv = PRIV_AS_RUN,
+};
+
+FIXTURE_VARIANT_ADD(page, context_switches_task_nocaps) {
+	.kind = K_CONTEXT_SWITCHES,
+	.cpu = -1,
+	.priv = PRIV_NO_CAPS,
+};
+
+FIXTURE_VARIANT_ADD(page, context_switches_cpu_nocaps) {
+	.kind = K_CONTEXT_SWITCHES,
+	.cpu = 0,
+	.priv = PRIV_NO_CAPS,
+};
+
+FIXTURE_VARIANT_ADD(page, context_switches_task_nobody) {
+	.kind = K_CONTEXT_SWITCHES,
+	.cpu = -1,
+	.priv = PRIV_NOBODY,
+};
+
+FIXTURE_VARIANT_ADD(page, context_switches_cpu_nobody) {
+	.kind = K_CONTEXT_SWITCHES,
+	.cpu = 0,
+	.priv = PRIV_NOBODY,
+};
+
+FIXTURE_VARIANT_ADD(page, cpu_migrations_task) {
+	.kind = K_CPU_MIGRATIONS,
+	.cpu = -1,
+	.priv = PRIV_AS_RUN,
+};
+
+FIXTURE_VARIANT_ADD(page, cpu_migrations_cpu) {
+	.kind = K_CPU_MIGRATIONS,
+	.cpu = 0,
+	.priv = PRIV_AS_RUN,
+};
+
+FIXTURE_VARIANT_ADD(page, cpu_migrations_task_nocaps) {
+	.kind = K_CPU_MIGRATIONS,
+	.cpu = -1,
+	.priv = PRIV_NO_CAPS,
+};
+
+FIXTURE_VARIANT_ADD(page, cpu_migrations_cpu_nocaps) {
+	.kind = K_CPU_MIGRATIONS,
+	.cpu = 0,
+	.priv = PRIV_NO_CAPS,
+};
+
+FIXTURE_VARIANT_ADD(page, cpu_migrations_task_nobody) {
+	.kind = K_CPU_MIGRATIONS,
+	.cpu = -1,
+	.priv = PRIV_NOBODY,
+};
+
+FIXTURE_VARIANT_ADD(page, cpu_migrations_cpu_nobody) {
+	.kind = K_CPU_MIGRATIONS,
+	.cpu = 0,
+	.priv = PRIV_NOBODY,
+};
+
+FIXTURE_VARIANT_ADD(page, dummy_task) {
+	.kind = K_DUMMY,
+	.cpu = -1,
+	.priv = PRIV_AS_RUN,
+};
+
+FIXTURE_VARIANT_ADD(page, dummy_cpu) {
+	.kind = K_DUMMY,
+	.cpu = 0,
+	.priv = PRIV_AS_RUN,
+};
+
+FIXTURE_VARIANT_ADD(page, dummy_task_nocaps) {
+	.kind = K_DUMMY,
+	.cpu = -1,
+	.priv = PRIV_NO_CAPS,
+};
+
+FIXTURE_VARIANT_ADD(page, dummy_cpu_nocaps) {
+	.kind = K_DUMMY,
+	.cpu = 0,
+	.priv = PRIV_NO_CAPS,
+};
+
+FIXTURE_VARIANT_ADD(page, dummy_task_nobody) {
+	.kind = K_DUMMY,
+	.cpu = -1,
+	.priv = PRIV_NOBODY,
+};
+
+FIXTURE_VARIANT_ADD(page, dummy_cpu_nobody) {
+	.kind = K_DUMMY,
+	.cpu = 0,
+	.priv = PRIV_NOBODY,
+};
+
+FIXTURE_VARIANT_ADD(page, tracepoint_task) {
+	.kind = K_TRACEPOINT,
+	.cpu = -1,
+	.priv = PRIV_AS_RUN,
+};
+
+FIXTURE_VARIANT_ADD(page, tracepoint_cpu) {
+	.kind = K_TRACEPOINT,
+	.cpu = 0,
+	.priv = PRIV_AS_RUN,
+};
+
+FIXTURE_VARIANT_ADD(page, tracepoint_task_nocaps) {
+	.kind = K_TRACEPOINT,
+	.cpu = -1,
+	.priv = PRIV_NO_CAPS,
+};
+
+FIXTURE_VARIANT_ADD(page, tracepoint_cpu_nocaps) {
+	.kind = K_TRACEPOINT,
+	.cpu = 0,
+	.priv = PRIV_NO_CAPS,
+};
+
+FIXTURE_VARIANT_ADD(page, tracepoint_task_nobody) {
+	.kind = K_TRACEPOINT,
+	.cpu = -1,
+	.priv = PRIV_NOBODY,
+};
+
+FIXTURE_VARIANT_ADD(page, tracepoint_cpu_nobody) {
+	.kind = K_TRACEPOINT,
+	.cpu = 0,
+	.priv = PRIV_NOBODY,
+};
+
+FIXTURE_VARIANT_ADD(page, breakpoint_task) {
+	.kind = K_BREAKPOINT,
+	.cpu = -1,
+	.priv = PRIV_AS_RUN,
+};
+
+FIXTURE_VARIANT_ADD(page, breakpoint_cpu) {
+	.kind = K_BREAKPOINT,
+	.cpu = 0,
+	.priv = PRIV_AS_RUN,
+};
+
+FIXTURE_VARIANT_ADD(page, breakpoint_task_nocaps) {
+	.kind = K_BREAKPOINT,
+	.cpu = -1,
+	.priv = PRIV_NO_CAPS,
+};
+
+FIXTURE_VARIANT_ADD(page, breakpoint_cpu_nocaps) {
+	.kind = K_BREAKPOINT,
+	.cpu = 0,
+	.priv = PRIV_NO_CAPS,
+};
+
+FIXTURE_VARIANT_ADD(page, breakpoint_task_nobody) {
+	.kind = K_BREAKPOINT,
+	.cpu = -1,
+	.priv = PRIV_NOBODY,
+};
+
+FIXTURE_VARIANT_ADD(page, breakpoint_cpu_nobody) {
+	.kind = K_BREAKPOINT,
+	.cpu = 0,
+	.priv = PRIV_NOBODY,
+};
+
+FIXTURE_VARIANT_ADD(page, cycles_task) {
+	.kind = K_CYCLES,
+	.cpu = -1,
+	.priv = PRIV_AS_RUN,
+};
+
+FIXTURE_VARIANT_ADD(page, cycles_cpu) {
+	.kind = K_CYCLES,
+	.cpu = 0,
+	.priv = PRIV_AS_RUN,
+};
+
+FIXTURE_VARIANT_ADD(page, cycles_task_nocaps) {
+	.kind = K_CYCLES,
+	.cpu = -1,
+	.priv = PRIV_NO_CAPS,
+};
+
+FIXTURE_VARIANT_ADD(page, cycles_cpu_nocaps) {
+	.kind = K_CYCLES,
+	.cpu = 0,
+	.priv = PRIV_NO_CAPS,
+};
+
+FIXTURE_VARIANT_ADD(page, cycles_task_nobody) {
+	.kind = K_CYCLES,
+	.cpu = -1,
+	.priv = PRIV_NOBODY,
+};
+
+FIXTURE_VARIANT_ADD(page, cycles_cpu_nobody) {
+	.kind = K_CYCLES,
+	.cpu = 0,
+	.priv = PRIV_NOBODY,
+};
+
+FIXTURE_VARIANT_ADD(page, instructions_task) {
+	.kind = K_INSTRUCTIONS,
+	.cpu = -1,
+	.priv = PRIV_AS_RUN,
+};
+
+FIXTURE_VARIANT_ADD(page, instructions_cpu) {
+	.kind = K_INSTRUCTIONS,
+	.cpu = 0,
+	.priv = PRIV_AS_RUN,
+};
+
+FIXTURE_VARIANT_ADD(page, instructions_task_nocaps) {
+	.kind = K_INSTRUCTIONS,
+	.cpu = -1,
+	.priv = PRIV_NO_CAPS,
+};
+
+FIXTURE_VARIANT_ADD(page, instructions_cpu_nocaps) {
+	.kind = K_INSTRUCTIONS,
+	.cpu = 0,
+	.priv = PRIV_NO_CAPS,
+};
+
+FIXTURE_VARIANT_ADD(page, instructions_task_nobody) {
+	.kind = K_INSTRUCTIONS,
+	.cpu = -1,
+	.priv = PRIV_NOBODY,
+};
+
+FIXTURE_VARIANT_ADD(page, instructions_cpu_nobody) {
+	.kind = K_INSTRUCTIONS,
+	.cpu = 0,
+	.priv = PRIV_NOBODY,
+};
+/* clang-format on */
 
 static int open_variant(struct perf_event_attr *attr,
-			const FIXTURE_VARIANT(page) *v, int group)
+			const FIXTURE_VARIANT(page) * v, int group)
 {
 	return up_perf_event_open(attr, v->cpu < 0 ? 0 : -1, v->cpu, group, 0);
 }
@@ -240,14 +581,16 @@ FIXTURE_SETUP(page)
 	self->base = MAP_FAILED;
 	self->len = 3 * page_size();
 	/* The 6.1 harness runs the body even after SKIP here: record why. */
-	if (kind_attr(variant->kind, &self->attr, self->why, sizeof(self->why)) ||
+	if (kind_attr(variant->kind, &self->attr, self->why,
+		      sizeof(self->why)) ||
 	    drop_privileges(variant->priv, self->why, sizeof(self->why))) {
 		self->refused = true;
 		return;
 	}
 	self->fd = open_variant(&self->attr, variant, -1);
 	if (self->fd < 0) {
-		self->refused = open_refused(errno, self->why, sizeof(self->why));
+		self->refused =
+			open_refused(errno, self->why, sizeof(self->why));
 		ASSERT_TRUE(self->refused) TH_LOG("%s", self->why);
 		return;
 	}
@@ -264,27 +607,21 @@ FIXTURE_TEARDOWN(page)
 		close(self->fd);
 }
 
-#define REQUIRE_EVENT()							\
-	do {								\
-		if (self->fd < 0)					\
-			SKIP(return, "%s", self->why);			\
-	} while (0)
-
 /* Every promise about the page that holds in any state, on one snapshot. */
-static void __expect_page_abi(struct __test_metadata *_metadata,
-			      const void *pg, const char *state)
+static void __expect_page_abi(struct __test_metadata *_metadata, const void *pg,
+			      const char *state)
 {
 	unsigned char snap[UP_HDR_LEN];
 	struct up_msg m;
 
 	ASSERT_EQ(0, up_snapshot(pg, snap))
-		TH_LOG("%s: page lock never settled", state);
+	TH_LOG("%s: page lock never settled", state);
 	/* uapi: cap_bit0 "Always 0", cap_bit0_is_deprecated "Always 1" */
 	EXPECT_TRUE(up_check_bit0(snap, &m)) TH_LOG("%s: %s", state, m.s);
 	EXPECT_TRUE(up_check_bit1(snap, &m)) TH_LOG("%s: %s", state, m.s);
 	/* uapi: size "Header size up to __reserved[] fields" */
 	EXPECT_TRUE(up_check_size(snap, UP_SIZE_HDR, &m))
-		TH_LOG("%s: %s", state, m.s);
+	TH_LOG("%s: %s", state, m.s);
 	/* uapi: __reserved "align to 1k": never written */
 	EXPECT_TRUE(up_check_reserved(snap, &m)) TH_LOG("%s: %s", state, m.s);
 }
@@ -305,7 +642,7 @@ static void workload(void)
 			p[0] = i;
 			munmap(p, ps);
 		}
-		bp_target = i;
+		__atomic_store_n(&bp_target, i, __ATOMIC_RELAXED);
 		sched_yield();
 		getppid();
 	}
@@ -313,20 +650,23 @@ static void workload(void)
 
 TEST_F(page, opened_disabled)
 {
-	REQUIRE_EVENT();
+	if (self->fd < 0)
+		SKIP(return, "%s", self->why);
 	expect_page_abi(self->base, "opened disabled");
 }
 
 TEST_F(page, after_enable)
 {
-	REQUIRE_EVENT();
+	if (self->fd < 0)
+		SKIP(return, "%s", self->why);
 	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_ENABLE, 0));
 	expect_page_abi(self->base, "after ENABLE");
 }
 
 TEST_F(page, after_disable)
 {
-	REQUIRE_EVENT();
+	if (self->fd < 0)
+		SKIP(return, "%s", self->why);
 	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_ENABLE, 0));
 	workload();
 	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_DISABLE, 0));
@@ -335,7 +675,8 @@ TEST_F(page, after_disable)
 
 TEST_F(page, after_reset)
 {
-	REQUIRE_EVENT();
+	if (self->fd < 0)
+		SKIP(return, "%s", self->why);
 	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_ENABLE, 0));
 	workload();
 	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_RESET, 0));
@@ -346,26 +687,29 @@ TEST_F(page, after_period)
 {
 	__u64 period = 500000;
 
-	REQUIRE_EVENT();
+	if (self->fd < 0)
+		SKIP(return, "%s", self->why);
 	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_ENABLE, 0));
 	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_PERIOD, &period))
-		TH_LOG("PERIOD: %s", strerror(errno));
+	TH_LOG("PERIOD: %s", strerror(errno));
 	workload();
 	expect_page_abi(self->base, "after PERIOD");
 }
 
 TEST_F(page, after_refresh)
 {
-	REQUIRE_EVENT();
+	if (self->fd < 0)
+		SKIP(return, "%s", self->why);
 	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_REFRESH, 1))
-		TH_LOG("REFRESH: %s", strerror(errno));
+	TH_LOG("REFRESH: %s", strerror(errno));
 	workload();
 	expect_page_abi(self->base, "after REFRESH");
 }
 
 TEST_F(page, after_workload)
 {
-	REQUIRE_EVENT();
+	if (self->fd < 0)
+		SKIP(return, "%s", self->why);
 	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_ENABLE, 0));
 	workload();
 	expect_page_abi(self->base, "after a workload");
@@ -377,17 +721,18 @@ TEST_F(page, group_sibling)
 	void *pg;
 	int fd;
 
-	REQUIRE_EVENT();
+	if (self->fd < 0)
+		SKIP(return, "%s", self->why);
 	attr.disabled = 0;
 	fd = open_variant(&attr, variant, self->fd);
 	if (fd < 0 && open_refused(errno, self->why, sizeof(self->why)))
 		SKIP(return, "sibling: %s", self->why);
 	ASSERT_LE(0, fd) TH_LOG("sibling: %s", strerror(errno));
-	pg = mmap(NULL, 2 * page_size(), PROT_READ | PROT_WRITE, MAP_SHARED,
-		  fd, 0);
+	pg = mmap(NULL, 2 * page_size(), PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		  0);
 	ASSERT_NE(MAP_FAILED, pg) TH_LOG("mmap sibling: %s", strerror(errno));
-	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_ENABLE,
-			   PERF_IOC_FLAG_GROUP));
+	ASSERT_EQ(0,
+		  ioctl(self->fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP));
 	workload();
 	expect_page_abi(self->base, "group leader");
 	expect_page_abi(pg, "group sibling");
@@ -399,10 +744,11 @@ TEST_F(page, second_mmap)
 {
 	void *pg;
 
-	REQUIRE_EVENT();
+	if (self->fd < 0)
+		SKIP(return, "%s", self->why);
 	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_ENABLE, 0));
-	pg = mmap(NULL, self->len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		  self->fd, 0);
+	pg = mmap(NULL, self->len, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd,
+		  0);
 	ASSERT_NE(MAP_FAILED, pg) TH_LOG("second mmap: %s", strerror(errno));
 	workload();
 	expect_page_abi(pg, "second mapping of the fd");
@@ -412,7 +758,8 @@ TEST_F(page, second_mmap)
 
 TEST_F(page, munmap_then_mmap)
 {
-	REQUIRE_EVENT();
+	if (self->fd < 0)
+		SKIP(return, "%s", self->why);
 	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_ENABLE, 0));
 	workload();
 	ASSERT_EQ(0, munmap(self->base, self->len));
@@ -427,7 +774,8 @@ TEST_F(page, read_only_mapping)
 	void *pg;
 	int fd;
 
-	REQUIRE_EVENT();
+	if (self->fd < 0)
+		SKIP(return, "%s", self->why);
 	/* A fresh event: a read-only buffer cannot share a writable one's. */
 	fd = open_variant(&self->attr, variant, -1);
 	ASSERT_LE(0, fd) TH_LOG("%s", strerror(errno));
@@ -451,14 +799,15 @@ TEST_F(page, sizes_1_and_1_plus_2n_pages)
 	void *pg;
 	int fd;
 
-	REQUIRE_EVENT();
-	for (i = 0; i < sizeof(data_pages) / sizeof(data_pages[0]); i++) {
+	if (self->fd < 0)
+		SKIP(return, "%s", self->why);
+	for (i = 0; i < ARRAY_SIZE(data_pages); i++) {
 		fd = open_variant(&self->attr, variant, -1);
 		ASSERT_LE(0, fd) TH_LOG("%s", strerror(errno));
 		len = (1 + data_pages[i]) * page_size();
 		pg = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		ASSERT_NE(MAP_FAILED, pg)
-			TH_LOG("mmap of %zu bytes: %s", len, strerror(errno));
+		TH_LOG("mmap of %zu bytes: %s", len, strerror(errno));
 		ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
 		workload();
 		snprintf(state, sizeof(state), "1+%d pages", data_pages[i]);
@@ -468,7 +817,7 @@ TEST_F(page, sizes_1_and_1_plus_2n_pages)
 			/* uapi data_offset/data_size (4.1): the area after the page */
 			EXPECT_TRUE(up_check_data_area(snap, page_size(),
 						       data_pages[i], &m))
-				TH_LOG("%s: %s", state, m.s);
+			TH_LOG("%s: %s", state, m.s);
 		}
 		munmap(pg, len);
 		close(fd);
@@ -511,7 +860,8 @@ static void expect_child_ok(struct __test_metadata *_metadata, pid_t pid,
 	int status;
 
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("%s died: status 0x%x", who, status);
+	ASSERT_TRUE(WIFEXITED(status))
+	TH_LOG("%s died: status 0x%x", who, status);
 	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("%s found a bad page", who);
 }
 
@@ -520,7 +870,8 @@ TEST_F(page, forked_child_maps_fd)
 {
 	pid_t pid;
 
-	REQUIRE_EVENT();
+	if (self->fd < 0)
+		SKIP(return, "%s", self->why);
 	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_ENABLE, 0));
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -538,7 +889,8 @@ TEST_F(page, after_exec)
 	char fdstr[16], lenstr[24];
 	pid_t pid;
 
-	REQUIRE_EVENT();
+	if (self->fd < 0)
+		SKIP(return, "%s", self->why);
 	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_ENABLE, 0));
 	snprintf(fdstr, sizeof(fdstr), "%d", self->fd);
 	snprintf(lenstr, sizeof(lenstr), "%zu", self->len);
@@ -559,12 +911,12 @@ TEST(cap_fields_are_abi_bits)
 	struct perf_event_mmap_page pg;
 	struct up_msg m;
 
-#define EXPECT_CAP_FIELD(field, bit)					\
-	do {								\
-		memset(&pg, 0, sizeof(pg));				\
-		pg.field = 1;						\
-		EXPECT_TRUE(up_check_cap_field(&pg, #field, bit, &m))	\
-			TH_LOG("%s", m.s);				\
+#define EXPECT_CAP_FIELD(field, bit)                                  \
+	do {                                                          \
+		memset(&pg, 0, sizeof(pg));                           \
+		pg.field = 1;                                         \
+		EXPECT_TRUE(up_check_cap_field(&pg, #field, bit, &m)) \
+		TH_LOG("%s", m.s);                                    \
 	} while (0)
 
 	EXPECT_CAP_FIELD(cap_bit0, UP_CAP_BIT0);
@@ -598,8 +950,8 @@ TEST(size_same_for_every_kind)
 		if (!opened++)
 			first = size;
 		/* one struct perf_event_mmap_page per kernel: one size */
-		EXPECT_EQ(first, size) TH_LOG("kind %d: size %u, kind 0: %u",
-					      k, size, first);
+		EXPECT_EQ(first, size)
+		TH_LOG("kind %d: size %u, kind 0: %u", k, size, first);
 		munmap(pg, page_size());
 		close(fd);
 	}
@@ -611,9 +963,10 @@ TEST(size_same_for_every_kind)
  * Side-band records of a known size, from a dummy event: the u64 at byte
  * 1024 must move by exactly their bytes, and walking them must end there.
  */
-#define REC_MMAP_ANON	(8 + 8 + 24 + 8)	/* hdr, pid/tid, addr/len/pgoff, "//anon" */
-#define REC_COMM_ABI	(8 + 8 + 8)		/* hdr, pid/tid, "pabi" */
-#define REC_FORK	(8 + 16 + 8)		/* hdr, pid/ppid/tid/ptid, time */
+#define REC_MMAP_ANON \
+	(8 + 8 + 24 + 8) /* hdr, pid/tid, addr/len/pgoff, "//anon" */
+#define REC_COMM_ABI (8 + 8 + 8) /* hdr, pid/tid, "pabi" */
+#define REC_FORK (8 + 16 + 8) /* hdr, pid/ppid/tid/ptid, time */
 
 static int open_sideband(int data_pages, void **base, size_t *len, int prot)
 {
@@ -647,8 +1000,8 @@ static uint64_t produce_records(void)
 	void *p;
 	pid_t pid;
 
-	p = mmap(NULL, page_size(), PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS,
-		 -1, 0);
+	p = mmap(NULL, page_size(), PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		 0);
 	prctl(PR_SET_NAME, "pabi");
 	pid = fork();
 	if (!pid)
@@ -679,15 +1032,15 @@ TEST(data_head_counts_records)
 	bytes = produce_records();
 	/* uapi: data_head, "head in the data section", is at byte 1024 */
 	EXPECT_TRUE(up_check_head_grew(base, before, bytes, &m))
-		TH_LOG("%s", m.s);
+	TH_LOG("%s", m.s);
 	/* records are perf_event_header-framed and end exactly at data_head */
 	EXPECT_TRUE(up_check_records(base, types, PERF_RECORD_MAX, &m))
-		TH_LOG("%s", m.s);
+	TH_LOG("%s", m.s);
 	EXPECT_EQ(1U, types[PERF_RECORD_MMAP]);
 	EXPECT_EQ(1U, types[PERF_RECORD_COMM]);
 	EXPECT_EQ(1U, types[PERF_RECORD_FORK]);
 	EXPECT_TRUE(up_check_data_area(base, page_size(), 8, &m))
-		TH_LOG("%s", m.s);
+	TH_LOG("%s", m.s);
 	/* the named field and the raw bytes are one and the same */
 	EXPECT_EQ(up_data_head(base), up_named(base)->data_head);
 	munmap(base, len);
@@ -727,11 +1080,11 @@ TEST(data_tail_is_honoured)
 
 	fill_buffer();
 	head = up_data_head(base);
-	ASSERT_LE(head, size) TH_LOG("kernel wrote past data_tail 0: head %llu, size %llu",
-				     (unsigned long long)head,
-				     (unsigned long long)size);
+	ASSERT_LE(head, size)
+	TH_LOG("kernel wrote past data_tail 0: head %llu, size %llu",
+	       (unsigned long long)head, (unsigned long long)size);
 	EXPECT_TRUE(up_check_records(base, types, PERF_RECORD_MAX, &m))
-		TH_LOG("unconsumed records were overwritten: %s", m.s);
+	TH_LOG("unconsumed records were overwritten: %s", m.s);
 	EXPECT_EQ(0U, types[PERF_RECORD_LOST]);
 
 	/* Consume everything: the next record is preceded by RECORD_LOST. */
@@ -740,8 +1093,9 @@ TEST(data_tail_is_honoured)
 	prctl(PR_SET_NAME, "pabi-after");
 	memset(types, 0, sizeof(types));
 	EXPECT_TRUE(up_check_records(base, types, PERF_RECORD_MAX, &m))
-		TH_LOG("%s", m.s);
-	EXPECT_EQ(1U, types[PERF_RECORD_LOST]) TH_LOG("no RECORD_LOST after a full buffer");
+	TH_LOG("%s", m.s);
+	EXPECT_EQ(1U, types[PERF_RECORD_LOST])
+	TH_LOG("no RECORD_LOST after a full buffer");
 	EXPECT_EQ(1U, types[PERF_RECORD_COMM]);
 	munmap(base, len);
 	close(fd);
@@ -764,9 +1118,9 @@ TEST(read_only_buffer_overwrites)
 	fill_buffer();
 	head = up_data_head(base);
 	/* rb->overwrite = !(flags & RING_BUFFER_WRITABLE) (ring_buffer.c) */
-	EXPECT_LT(size, head) TH_LOG("head %llu never wrapped a %llu-byte buffer",
-				     (unsigned long long)head,
-				     (unsigned long long)size);
+	EXPECT_LT(size, head)
+	TH_LOG("head %llu never wrapped a %llu-byte buffer",
+	       (unsigned long long)head, (unsigned long long)size);
 	munmap(base, len);
 	close(fd);
 }

@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Crafted user pages fed to the suite's up_check_*() functions: each bad
+ * page must be rejected with a reason, and a good page accepted by all, so
+ * a check that cannot fail (or cannot pass) shows up here.
+ */
+#include <stdlib.h>
+
+#include "../kselftest_harness.h"
+#include "user_page.h"
+
+#define PAGE 4096
+#define DATA 4096
+
+/* The header of a 3.4-3.11 kernel: every cap_usr_* field is bit 0. */
+struct union_page {
+	__u32 version, compat_version, lock, index;
+	__s64 offset;
+	__u64 time_enabled, time_running;
+	union {
+		__u64 capabilities;
+		__u64 cap_usr_time : 1, cap_usr_rdpmc : 1, cap_____res : 62;
+	};
+};
+
+union buf {
+	unsigned char b[PAGE + DATA];
+	uint64_t align[(PAGE + DATA) / 8];
+};
+
+static void put64(union buf *p, size_t off, uint64_t v)
+{
+	memcpy(p->b + off, &v, sizeof(v));
+}
+
+static void put32(union buf *p, size_t off, uint32_t v)
+{
+	memcpy(p->b + off, &v, sizeof(v));
+}
+
+/* What a 6.x kernel maps for a software event: caps 0x2, size 96. */
+static union buf *good_page(void)
+{
+	union buf *p = calloc(1, sizeof(*p));
+
+	put64(p, UP_CAPS, 1ULL << UP_CAP_BIT0_IS_DEPRECATED);
+	put32(p, UP_SIZE, UP_SIZE_HDR);
+	put64(p, UP_TIME_MASK, ~0ULL); /* a field below size: not reserved */
+	put64(p, UP_DATA_OFFSET, PAGE);
+	put64(p, UP_DATA_SIZE, DATA);
+	return p;
+}
+
+/* Append a record of size bytes at data offset pos; return the new end. */
+static uint64_t put_record(union buf *p, uint64_t pos, uint32_t type,
+			   uint16_t size)
+{
+	struct perf_event_header h = { .type = type, .size = size };
+
+	memcpy(p->b + PAGE + pos, &h, sizeof(h));
+	return pos + size;
+}
+
+#define EXPECT_REJECTED(call)                                      \
+	do {                                                       \
+		struct up_msg m = { "" };                          \
+		EXPECT_FALSE(call) TH_LOG("accepted: " #call);     \
+		EXPECT_NE('\0', m.s[0]) TH_LOG("no reason given"); \
+		TH_LOG("rejected as expected: %s", m.s);           \
+	} while (0)
+
+#define EXPECT_ACCEPTED(call)                        \
+	do {                                         \
+		struct up_msg m = { "" };            \
+		EXPECT_TRUE(call) TH_LOG("%s", m.s); \
+	} while (0)
+
+TEST(good_page_passes_every_check)
+{
+	union buf *p = good_page();
+	uint64_t end;
+
+	end = put_record(p, 0, PERF_RECORD_COMM, 24);
+	end = put_record(p, end, PERF_RECORD_FORK, 32);
+	put64(p, UP_DATA_HEAD, end);
+	EXPECT_ACCEPTED(up_check_bit0(p->b, &m));
+	EXPECT_ACCEPTED(up_check_bit1(p->b, &m));
+	EXPECT_ACCEPTED(up_check_caps(p->b, &m));
+	EXPECT_ACCEPTED(up_check_size(p->b, UP_SIZE_HDR, &m));
+	EXPECT_ACCEPTED(up_check_reserved(p->b, &m));
+	EXPECT_ACCEPTED(up_check_data_area(p->b, PAGE, 1, &m));
+	EXPECT_ACCEPTED(up_check_head_grew(p->b, 0, 56, &m));
+	EXPECT_ACCEPTED(up_check_records(p->b, NULL, 0, &m));
+	free(p);
+}
+
+TEST(bit0_set_is_rejected)
+{
+	union buf *p = good_page();
+
+	put64(p, UP_CAPS, 0x3);
+	EXPECT_REJECTED(up_check_bit0(p->b, &m));
+	EXPECT_REJECTED(up_check_caps(p->b, &m));
+	free(p);
+}
+
+TEST(bit1_clear_is_rejected)
+{
+	union buf *p = good_page();
+
+	put64(p, UP_CAPS, 1ULL << UP_CAP_USER_TIME);
+	EXPECT_REJECTED(up_check_bit1(p->b, &m));
+	EXPECT_REJECTED(up_check_caps(p->b, &m));
+	free(p);
+}
+
+/* 3.4-3.11: bit 0 set whenever user time or rdpmc was offered. */
+TEST(union_layout_is_rejected)
+{
+	union buf *p = good_page();
+	struct union_page u = { 0 };
+
+	u.cap_usr_time = 1;
+	u.cap_usr_rdpmc = 1;
+	put64(p, UP_CAPS, u.capabilities);
+	EXPECT_REJECTED(up_check_bit0(p->b, &m));
+	EXPECT_REJECTED(up_check_bit1(p->b, &m));
+	free(p);
+}
+
+/* 3.12-rc1 (860f085b74e9): time in bit 0, rdpmc in bit 1, no bit-1 meaning. */
+TEST(rc1_layout_is_rejected)
+{
+	union buf *p = good_page();
+
+	put64(p, UP_CAPS, 1ULL << 0); /* user time only */
+	EXPECT_REJECTED(up_check_caps(p->b, &m));
+	put64(p, UP_CAPS, 1ULL << 0 | 1ULL << 1); /* time and rdpmc */
+	EXPECT_REJECTED(up_check_caps(p->b, &m));
+	put64(p, UP_CAPS, 0); /* neither */
+	EXPECT_REJECTED(up_check_caps(p->b, &m));
+	free(p);
+}
+
+/* The named field the header gives must be the ABI bit (the union was not). */
+TEST(union_header_fields_are_rejected)
+{
+	struct union_page u = { 0 };
+	union buf *p = good_page();
+
+	u.cap_usr_rdpmc = 1;
+	put64(p, UP_CAPS, u.capabilities);
+	EXPECT_REJECTED(up_check_cap_field(p->b, "cap_usr_rdpmc",
+					   UP_CAP_USER_RDPMC, &m));
+	put64(p, UP_CAPS, 1ULL << UP_CAP_USER_RDPMC);
+	EXPECT_ACCEPTED(up_check_cap_field(p->b, "cap_user_rdpmc",
+					   UP_CAP_USER_RDPMC, &m));
+	put64(p, UP_CAPS, 1ULL << UP_CAP_USER_RDPMC | 1);
+	EXPECT_REJECTED(up_check_cap_field(p->b, "cap_user_rdpmc",
+					   UP_CAP_USER_RDPMC, &m));
+	free(p);
+}
+
+TEST(bad_sizes_are_rejected)
+{
+	static const uint32_t bad[] = {
+		0, /* never written */
+		72, /* offsetof(size): the first 3.12 draft */
+		UP_SIZE_HDR - 8, /* one field short (a backport slip) */
+		UP_SIZE_HDR + 8, /* a field the header does not know */
+		1025,
+	};
+	union buf *p = good_page();
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		put32(p, UP_SIZE, bad[i]);
+		EXPECT_REJECTED(up_check_size(p->b, UP_SIZE_HDR, &m));
+	}
+	free(p);
+}
+
+TEST(dirty_reserved_tail_is_rejected)
+{
+	static const size_t at[] = { UP_SIZE_HDR, 500, UP_DATA_HEAD - 1 };
+	union buf *p;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(at); i++) {
+		p = good_page();
+		p->b[at[i]] = 0x5a;
+		EXPECT_REJECTED(up_check_reserved(p->b, &m));
+		free(p);
+	}
+	/* With size 0, the tail from the 3.12 size on is still reserved. */
+	p = good_page();
+	put32(p, UP_SIZE, 0);
+	p->b[UP_SIZE_MIN + 4] = 1;
+	EXPECT_REJECTED(up_check_reserved(p->b, &m));
+	free(p);
+}
+
+/* data_head 8 bytes past 1024: the records are there, byte 1024 is not. */
+TEST(moved_head_is_rejected)
+{
+	union buf *p = good_page();
+	uint64_t end = put_record(p, 0, PERF_RECORD_COMM, 24);
+
+	put64(p, UP_DATA_HEAD + 8, end);
+	EXPECT_REJECTED(up_check_head_grew(p->b, 0, 24, &m));
+	free(p);
+}
+
+TEST(head_not_matching_records_is_rejected)
+{
+	union buf *p = good_page();
+	uint64_t end;
+
+	end = put_record(p, 0, PERF_RECORD_COMM, 24);
+	end = put_record(p, end, PERF_RECORD_FORK, 32);
+	put64(p, UP_DATA_HEAD, end - 8); /* inside the last record */
+	EXPECT_REJECTED(up_check_records(p->b, NULL, 0, &m));
+	EXPECT_REJECTED(up_check_head_grew(p->b, 0, 56, &m));
+	put64(p, UP_DATA_HEAD, end + 4); /* inside a header */
+	EXPECT_REJECTED(up_check_records(p->b, NULL, 0, &m));
+	put64(p, UP_DATA_HEAD, DATA + 8); /* past the tail by more than size */
+	EXPECT_REJECTED(up_check_records(p->b, NULL, 0, &m));
+	free(p);
+}
+
+TEST(malformed_records_are_rejected)
+{
+	union buf *p = good_page();
+	uint64_t end;
+
+	end = put_record(p, 0, PERF_RECORD_COMM, 0); /* would never end */
+	put64(p, UP_DATA_HEAD, 64);
+	EXPECT_REJECTED(up_check_records(p->b, NULL, 0, &m));
+	end = put_record(p, 0, PERF_RECORD_COMM, 20); /* not u64 padded */
+	put64(p, UP_DATA_HEAD, end);
+	EXPECT_REJECTED(up_check_records(p->b, NULL, 0, &m));
+	free(p);
+}
+
+TEST(bad_data_area_is_rejected)
+{
+	union buf *p = good_page();
+
+	put64(p, UP_DATA_OFFSET, 0);
+	EXPECT_REJECTED(up_check_data_area(p->b, PAGE, 1, &m));
+	EXPECT_REJECTED(up_check_records(p->b, NULL, 0, &m));
+	put64(p, UP_DATA_OFFSET, PAGE);
+	put64(p, UP_DATA_SIZE, 2 * DATA);
+	EXPECT_REJECTED(up_check_data_area(p->b, PAGE, 1, &m));
+	free(p);
+}
+
+/* Record types are counted, so a test can demand the ones it produced. */
+TEST(record_types_are_counted)
+{
+	unsigned int types[PERF_RECORD_MAX] = { 0 };
+	union buf *p = good_page();
+	uint64_t end;
+
+	end = put_record(p, 0, PERF_RECORD_LOST, 24);
+	end = put_record(p, end, PERF_RECORD_COMM, 24);
+	end = put_record(p, end, PERF_RECORD_COMM, 32);
+	put64(p, UP_DATA_HEAD, end);
+	EXPECT_ACCEPTED(up_check_records(p->b, types, PERF_RECORD_MAX, &m));
+	EXPECT_EQ(1U, types[PERF_RECORD_LOST]);
+	EXPECT_EQ(2U, types[PERF_RECORD_COMM]);
+	EXPECT_EQ(0U, types[PERF_RECORD_FORK]);
+	free(p);
+}
+
+TEST_HARNESS_MAIN
