@@ -109,7 +109,7 @@ run: build
 # format); the last line sums them all.  Fragments of the machinery
 # (tools/testing/perf_abi/*/*.mk) add their stages to CHECK_STAGES.
 CHECK := $(B)/check
-CHECK_STAGES := unit lint host
+CHECK_STAGES := unit lint host kselftest
 UNIT_SRCS := $(wildcard $(M)/unit/*_test.c)
 UNIT_BINS := $(patsubst $(M)/unit/%.c,$(B)/unit/%,$(UNIT_SRCS))
 UNIT_SH := $(wildcard $(M)/unit/*_test.sh)
@@ -135,6 +135,15 @@ check-host: stage
 	@mkdir -p $(CHECK)
 	@./run_tests.sh --log $(CHECK)/host.ktap >/dev/null; rc=$$?; \
 	  [ $$rc = 0 ] || [ $$rc = 4 ] || { cat $(CHECK)/host.ktap; exit 1; }
+
+# The way a kernel tree runs it: the selftests Makefile with TARGETS.
+check-kselftest: stage
+	@mkdir -p $(CHECK)
+	@$(MAKE) --no-print-directory -s -C $(FWSEL) TARGETS=perf_events \
+		O=$(B)/obj-kselftest run_tests > $(CHECK)/kselftest.ktap 2>&1; \
+	  python3 $(M)/lib/ktap.py summary $(CHECK)/kselftest.ktap \
+		"make -C tools/testing/selftests TARGETS=perf_events run_tests"; \
+	  rc=$$?; [ $$rc = 0 ] || [ $$rc = 4 ] || { cat $(CHECK)/kselftest.ktap; exit 1; }
 
 unit: check-unit
 	@python3 $(M)/lib/ktap.py total $(CHECK)/unit.ktap
