@@ -100,7 +100,6 @@ install-host install-x86_64 install-arm64: install-%: stage
 		LDFLAGS=$(STATIC_$*) CPPFLAGS="$(LIBCAP_$*)" \
 		INSTALL_PATH=$(B)/install-$*.tmp install >/dev/null
 	@rm -rf $(B)/install-$* && mv $(B)/install-$*.tmp $(B)/install-$*
-	@echo "installed: $(B)/install-$*" >&2
 
 run: build
 	@./run_tests.sh
