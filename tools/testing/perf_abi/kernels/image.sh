@@ -1,0 +1,125 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Resolve a kernel SPEC to something qemu boots:
+#
+#   image.sh SPEC [ARCH]   print "ARCH LABEL PATH"
+#
+# SPEC is a kernel image file (x86 bzImage, arm64 Image; either may be
+# gzip-compressed; arm64 EFI zboot images are unpacked) or
+# debian:VERSION-FLAVOUR (kernels/debian.sh).  ARCH (x86_64, arm64) is
+# checked against the image when given, else inferred from it.  LABEL
+# names the kernel in reports.  Unpacked images are cached in
+# $PERF_ABI_CACHE/kernels/unpacked/.  Exit 2 with one line on stderr when
+# SPEC is not a kernel image of a supported architecture.
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+cache=${PERF_ABI_CACHE:-$HOME/.cache/perf-abi}
+
+die() {
+	echo "image.sh: $*" >&2
+	exit 2
+}
+
+spec=${1:?usage: image.sh SPEC [ARCH]}
+want=${2:-}
+case $want in
+''|x86_64|arm64) ;;
+amd64) want=x86_64 ;;
+aarch64) want=arm64 ;;
+*) die "unknown architecture '$want' (x86_64, arm64)" ;;
+esac
+
+bytes() {	# FILE OFFSET COUNT -> hex
+	od -An -tx1 -v -j "$2" -N "$3" "$1" | tr -d ' \n'
+}
+
+le32() {	# FILE OFFSET -> decimal
+	local h
+	h=$(bytes "$1" "$2" 4)
+	echo $((16#${h:6:2}${h:4:2}${h:2:2}${h:0:2}))
+}
+
+# FILE -> x86_64 | arm64, or a reason on stdout and status 1
+identify() {
+	local f=$1
+	if [ "$(bytes "$f" 514 4)" = 48647253 ]; then		# "HdrS"
+		# xloadflags XLF_KERNEL_64: a 32-bit bzImage is no x86_64 kernel
+		if [ $((16#$(bytes "$f" 566 1) & 1)) = 1 ]; then
+			echo x86_64
+			return 0
+		fi
+		echo "a 32-bit x86 bzImage"
+		return 1
+	fi
+	if [ "$(bytes "$f" 56 4)" = 41524d64 ]; then		# "ARM\x64"
+		echo arm64
+		return 0
+	fi
+	if [ "$(bytes "$f" 36 4)" = 18286f01 ]; then
+		echo "a 32-bit ARM zImage"
+		return 1
+	fi
+	case $(bytes "$f" 0 4) in
+	7f454c46) echo "an ELF file, not a kernel boot image (use bzImage or Image)"; return 1 ;;
+	esac
+	echo "not a kernel image"
+	return 1
+}
+
+unpacked() {	# FILE HOW -> cached decompressed copy
+	local f=$1 how=$2 sum out
+	sum=$(sha256sum "$f" | cut -c1-16)
+	out=$cache/kernels/unpacked/$sum.img
+	if [ ! -s "$out" ]; then
+		mkdir -p "$cache/kernels/unpacked"
+		case $how in
+		gzip) gzip -dc "$f" > "$out.$$" 2>/dev/null ;;
+		zboot-gzip|zboot-zstd)
+			local off size
+			off=$(le32 "$f" 8)
+			size=$(le32 "$f" 12)
+			tail -c +$((off + 1)) "$f" | head -c "$size" |
+				if [ "$how" = zboot-gzip ]; then gzip -dc; else zstd -dcq; fi \
+				> "$out.$$" 2>/dev/null ;;
+		esac || { rm -f "$out.$$"; return 1; }
+		mv -f "$out.$$" "$out"
+	fi
+	echo "$out"
+}
+
+case $spec in
+debian:*)
+	vf=${spec#debian:}
+	read -r arch path < <("$here/debian.sh" "$vf") || exit 2
+	[ -n "${path:-}" ] || exit 2
+	label=$vf
+	;;
+*)
+	[ -e "$spec" ] || die "no such kernel image: $spec"
+	[ -f "$spec" ] || die "not a regular file: $spec"
+	[ -r "$spec" ] || die "cannot read kernel image: $spec"
+	path=$(cd "$(dirname "$spec")" && pwd)/$(basename "$spec")
+	label=$(basename "$spec" | sed -e 's/[^A-Za-z0-9._+-]/_/g')
+	case $(bytes "$path" 0 2) in
+	1f8b)
+		path=$(unpacked "$path" gzip) || die "$spec: not a kernel image (bad gzip data)" ;;
+	4d5a)	# MZ: PE; an EFI zboot image says "zimg" and its compression
+		if [ "$(bytes "$path" 4 4)" = 7a696d67 ]; then
+			comp=$(bytes "$path" 24 4)
+			case $comp in
+			677a6970) path=$(unpacked "$path" zboot-gzip) ;;
+			7a737464) path=$(unpacked "$path" zboot-zstd) ;;
+			*) die "$spec: EFI zboot image with an unsupported compression" ;;
+			esac || die "$spec: cannot unpack the EFI zboot image"
+		fi ;;
+	esac
+	;;
+esac
+
+arch=$(identify "$path") || die "$spec: $arch"
+if [ -n "$want" ] && [ "$want" != "$arch" ]; then
+	die "$spec is an $arch kernel, not $want"
+fi
+echo "$arch $label $path"

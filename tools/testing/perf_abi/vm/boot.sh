@@ -1,0 +1,136 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boot one kernel with a test initramfs under qemu and bring its results
+# back over the serial console:
+#
+#   boot.sh [--append ARGS] [--smp N] [--memory M] [--kvm] [--limit SECS]
+#           ARCH KERNEL INITRD PREFIX
+#
+# Writes PREFIX.console (the whole console) and, when the guest sent its
+# framed KTAP (vm/init; checked against its line count and md5), PREFIX.ktap and PREFIX.rc (run_kselftest.sh's
+# exit code in the guest).  Exit 0 then.  Exit 3 when the kernel did not
+# boot, panicked, oopsed, hung past SECS (default 300) or stopped without
+# the end marker: one line saying which on stderr, then the last 30 console
+# lines (for an oops, the 30 from the first oops line on).  Exit 2 when
+# qemu is missing.
+#
+# TCG (software emulation) unless --kvm.  arm64 runs -M virt -cpu max
+# -icount shift=0, which gives the guest a PMU it can count with.
+set -eu
+
+append= smp=2 mem=512 kvm= limit=300
+while [ $# -gt 0 ]; do
+	case $1 in
+	--append) append=$2; shift 2 ;;
+	--smp) smp=$2; shift 2 ;;
+	--memory) mem=$2; shift 2 ;;
+	--kvm) kvm=1; shift ;;
+	--limit) limit=$2; shift 2 ;;
+	--) shift; break ;;
+	-*) echo "boot.sh: unknown option '$1'" >&2; exit 2 ;;
+	*) break ;;
+	esac
+done
+[ $# = 4 ] || { echo "usage: boot.sh [OPTIONS] ARCH KERNEL INITRD PREFIX" >&2; exit 2; }
+arch=$1 kernel=$2 initrd=$3 prefix=$4
+
+case $arch in
+x86_64)
+	qemu=${QEMU_X86_64:-qemu-system-x86_64}
+	machine=(-M pc)
+	if [ -n "$kvm" ]; then
+		machine+=(-accel kvm -cpu host)
+	else
+		machine+=(-accel tcg -cpu max)
+	fi
+	console=ttyS0 ;;
+arm64)
+	qemu=${QEMU_ARM64:-qemu-system-aarch64}
+	if [ -n "$kvm" ]; then
+		machine=(-M virt -accel kvm -cpu host)
+	else
+		machine=(-M virt -accel tcg -cpu max -icount shift=0)
+	fi
+	console=ttyAMA0 ;;
+*)
+	echo "boot.sh: unknown architecture '$arch'" >&2
+	exit 2 ;;
+esac
+command -v "$qemu" >/dev/null || { echo "boot.sh: $qemu not found" >&2; exit 2; }
+
+log=$prefix.console
+rm -f "$log" "$prefix.ktap" "$prefix.rc"
+: > "$log"
+# oops=panic and panic=-1 with -no-reboot: a broken kernel stops the guest
+# at once instead of running into the time limit.
+cmdline="console=$console panic=-1 oops=panic loglevel=5 $append"
+set +e
+timeout --kill-after=5 "$limit" "$qemu" "${machine[@]}" \
+	-smp "$smp" -m "$mem" -nodefaults -no-user-config -display none \
+	-no-reboot -monitor none -serial "file:$log" \
+	-kernel "$kernel" -initrd "$initrd" -append "$cmdline" \
+	</dev/null >"$prefix.qemu" 2>&1
+qrc=$?
+set -e
+
+# The framed KTAP: the last BEGIN ... END pair on the console.
+tr -d '\r' < "$log" | awk -v out="$prefix.b64" '
+	/^@@PERF_ABI@@ BEGIN / { n = $3; sum = $4; inside = 1; body = ""; next }
+	inside && /^@@PERF_ABI@@ END rc=/ {
+		inside = 0; rc = substr($3, 4); done = 1
+		fn = n; fsum = sum; fbody = body
+		next
+	}
+	inside { body = body $0 "\n" }
+	END {
+		if (!done) exit 1
+		printf "%s", fbody > out
+		print fn, fsum, rc
+	}' > "$prefix.frame" 2>/dev/null && framed=1 || framed=
+
+# Kernel messages that mean the kernel broke, with or without timestamps.
+bad='^(\[ *[0-9]+\.[0-9]+\] )?(Kernel panic - not syncing|Oops|Internal error: Oops|BUG: |kernel BUG at|general protection fault|Unable to handle kernel)'
+oops=$(tr -d '\r' < "$log" | grep -nE -m1 "$bad" || true)
+
+fail() {	# MESSAGE: the last 30 console lines (from the oops on, if any)
+	local from
+	echo "$1; console $log:" >&2
+	if [ -n "$oops" ]; then
+		from=${oops%%:*}
+		tr -d '\r' < "$log" | tail -n +"$from" | head -n 30
+	else
+		tr -d '\r' < "$log" | tail -n 30
+	fi | sed -e 's/^/    | /' >&2
+	rm -f "$prefix.ktap.tmp" "$prefix.frame" "$prefix.b64"
+	exit 3
+}
+
+if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
+	fail "guest hung: no end marker within ${limit}s"
+fi
+if [ -n "$oops" ]; then
+	what=$(echo "${oops#*:}" | sed -E 's/^\[ *[0-9.]+\] //' | cut -c1-100)
+	fail "kernel broke: $what"
+fi
+if [ -z "$framed" ]; then
+	if [ "$qrc" != 0 ] && [ ! -s "$log" ]; then
+		fail "$qemu failed (exit $qrc): $(head -n 1 "$prefix.qemu")"
+	fi
+	if ! grep -q '^@@PERF_ABI@@ UP' "$log"; then
+		fail "kernel did not boot to the test init (qemu exit $qrc)"
+	fi
+	fail "guest stopped without the end marker (qemu exit $qrc)"
+fi
+read -r n sum rc < "$prefix.frame"
+rm -f "$prefix.frame"
+base64 -d < "$prefix.b64" 2>/dev/null | gzip -dc > "$prefix.ktap.tmp" 2>/dev/null || true
+rm -f "$prefix.b64"
+got=$(wc -l < "$prefix.ktap.tmp")
+if [ "$n" != "$got" ] || [ "$(md5sum < "$prefix.ktap.tmp" | cut -d' ' -f1)" != "$sum" ]; then
+	fail "the KTAP sent over the console arrived damaged ($got of $n lines, or a checksum mismatch)"
+fi
+mv "$prefix.ktap.tmp" "$prefix.ktap"
+echo "$rc" > "$prefix.rc"
+rm -f "$prefix.qemu"
+exit 0

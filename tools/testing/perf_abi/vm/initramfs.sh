@@ -1,0 +1,91 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build (or find in the cache) the initramfs of a test guest:
+#
+#   initramfs.sh ARCH SUITE   print the path of the cpio archive
+#
+# ARCH is x86_64 or arm64; SUITE a kselftest install tree (run_kselftest.sh,
+# kselftest/, the test directories) built statically for ARCH.  The archive
+# holds busybox-static of ARCH (the host's own when it is the same
+# architecture, else fetched with lib/apt-fetch.sh), vm/init, a GNU-style
+# /usr/bin/timeout and SUITE in /kselftest: nothing from the host's root
+# filesystem.  It is cached in $PERF_ABI_CACHE/initramfs/ under a hash of
+# all those inputs, so it is rebuilt only when one of them changes.
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+cache=${PERF_ABI_CACHE:-$HOME/.cache/perf-abi}
+
+die() {
+	echo "initramfs.sh: $*" >&2
+	exit 2
+}
+
+arch=${1:?usage: initramfs.sh ARCH SUITE}
+suite=${2:?usage: initramfs.sh ARCH SUITE}
+case $arch in
+x86_64) debarch=amd64 elf='x86-64' ;;
+arm64) debarch=arm64 elf='ARM aarch64' ;;
+*) die "unknown architecture '$arch'" ;;
+esac
+[ -x "$suite/run_kselftest.sh" ] || die "$suite is not a kselftest install tree (no run_kselftest.sh)"
+suite=$(cd "$suite" && pwd)
+
+# busybox-static for ARCH
+host_debarch=$(dpkg --print-architecture 2>/dev/null || echo none)
+bb=
+if [ "$host_debarch" = "$debarch" ] &&
+   [ "$(dpkg-query -W -f='${db:Status-Status}' busybox-static 2>/dev/null)" = installed ]; then
+	bb=/bin/busybox
+else
+	bbdir=$cache/busybox-$debarch
+	if [ ! -x "$bbdir/bin/busybox" ]; then
+		rm -rf "$bbdir.tmp"
+		"$(dirname "$here")/lib/apt-fetch.sh" "$debarch" "$bbdir.tmp" busybox-static >/dev/null ||
+			die "cannot fetch busybox-static for $debarch"
+		rm -rf "$bbdir" && mv "$bbdir.tmp" "$bbdir"
+	fi
+	bb=$bbdir/bin/busybox
+fi
+file -L "$bb" | grep -q "$elf.*statically linked" || die "$bb is not a static $arch busybox"
+
+# Statically linked test programs only: the guest has no libc.
+while IFS= read -r -d '' f; do
+	if file -L "$f" | grep -q 'dynamically linked'; then
+		die "$f is dynamically linked; the guest has no shared libraries (build with make install-$arch)"
+	fi
+done < <(find "$suite" -type f -perm -u+x -print0)
+
+key=$( {
+	sha256sum "$0" "$here/init" "$here/timeout" "$bb" | cut -d' ' -f1
+	cd "$suite" && find . \( -type f -o -type l \) -printf '%p %m %l\n' | sort
+	find . -type f -print0 | sort -z | xargs -0 -r sha256sum
+} | sha256sum | cut -c1-16)
+out=$cache/initramfs/$arch-$key.cpio
+if [ -s "$out" ]; then
+	echo "$out"
+	exit 0
+fi
+
+mkdir -p "$cache/initramfs"
+tmp=$(mktemp -d "$cache/initramfs/.build.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+r=$tmp/root
+mkdir -p "$r"/{bin,sbin,usr/bin,usr/sbin,dev,proc,sys,tmp,root,etc,kselftest}
+cp "$bb" "$r/bin/busybox"
+# The guest's init links the other applets (busybox --install -s): a
+# foreign busybox cannot list them here.
+ln -s busybox "$r/bin/sh"
+install -m 755 "$here/init" "$r/init"
+install -m 755 "$here/timeout" "$r/usr/bin/timeout"
+printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' > "$r/etc/passwd"
+printf 'root:x:0:\nnogroup:x:65534:\n' > "$r/etc/group"
+cp -a "$suite/." "$r/kselftest/"
+[ "$(id -u)" = 0 ] && mknod -m 600 "$r/dev/console" c 5 1
+(cd "$r" && find . -print0 | LC_ALL=C sort -z |
+	cpio --null -o -H newc --owner=0:0 --quiet) > "$tmp/initramfs.cpio"
+mv -f "$tmp/initramfs.cpio" "$out"
+# Keep the cache small: drop archives not used for a week.
+find "$cache/initramfs" -name '*.cpio' -mtime +7 -delete 2>/dev/null || true
+echo "$out"
