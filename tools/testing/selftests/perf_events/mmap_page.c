@@ -1060,8 +1060,9 @@ static void fill_buffer(void)
 }
 
 /*
- * uapi data_tail: "user-space written tail" -- with a writable mapping the
- * kernel never writes past it and reports what it dropped as RECORD_LOST.
+ * uapi: "When the mapping is PROT_WRITE the @data_tail value should be
+ * written by userspace ... the kernel will not over-write unread data";
+ * what it drops it reports as PERF_RECORD_LOST (__perf_output_begin()).
  */
 TEST(data_tail_is_honoured)
 {
@@ -1117,7 +1118,7 @@ TEST(read_only_buffer_overwrites)
 	size = up_u64(base, UP_DATA_SIZE);
 	fill_buffer();
 	head = up_data_head(base);
-	/* rb->overwrite = !(flags & RING_BUFFER_WRITABLE) (ring_buffer.c) */
+	/* ring_buffer_init(): no RING_BUFFER_WRITABLE -> rb->overwrite = 1 */
 	EXPECT_LT(size, head)
 	TH_LOG("head %llu never wrapped a %llu-byte buffer",
 	       (unsigned long long)head, (unsigned long long)size);
