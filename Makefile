@@ -150,6 +150,13 @@ unit: check-unit
 lint: check-lint
 	@python3 $(M)/lib/ktap.py total $(CHECK)/lint.ktap
 
+# Speed figures, not pass/fail: self-read vs read(), guest boots, mutants.
+BENCH_TARGETS ?= bench-read bench-vm bench-mutants
+bench:
+	@for t in $(BENCH_TARGETS); do \
+	  $(MAKE) --no-print-directory $$t || exit 1; \
+	done
+
 check:
 	@rm -rf $(CHECK)
 	@$(M)/deps.sh all
