@@ -82,8 +82,11 @@ struct up_msg {
 	char s[256];
 };
 
-static inline bool __attribute__((format(printf, 2, 3)))
-up_fail(struct up_msg *m, const char *fmt, ...)
+#ifndef __printf
+#define __printf(a, b) __attribute__((format(printf, a, b)))
+#endif
+
+static inline bool __printf(2, 3) up_fail(struct up_msg *m, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -333,13 +336,18 @@ static inline bool up_check_records(const void *base, unsigned int *types,
 	return true;
 }
 
-/* The counter, as the user page lets a task read it without a syscall. */
+/*
+ * The counter as the user page lets a task read it without a syscall, the
+ * loop the uapi header documents above struct perf_event_mmap_page.
+ */
 struct up_count {
 	uint64_t count;		/* offset + sign-extended counter */
-	uint64_t enabled;	/* time_enabled, extended by the cycle counter */
-	uint64_t running;	/* time_running, likewise */
+	uint64_t enabled;	/* time_enabled (+ delta when has_time) */
+	uint64_t running;	/* time_running (+ delta when has_time, index) */
+	uint64_t pmc;		/* the raw counter value read */
 	uint32_t index;		/* page index: hardware counter + 1, 0 = none */
 	uint16_t width;		/* pmc_width */
+	bool has_time;		/* cap_user_time: enabled/running extended */
 	int retries;		/* seqlock retries the read took */
 };
 
@@ -370,14 +378,37 @@ static inline uint64_t up_cyc_short(const void *pg, uint64_t cyc)
 	       ((cyc - up_u64(pg, UP_TIME_CYCLES)) & up_u64(pg, UP_TIME_MASK));
 }
 
+/* uapi cap_user_time_zero: "timestamp = time_zero + quot * time_mult + ..." */
+static inline uint64_t up_cyc_to_perf_time(const void *pg, uint64_t cyc)
+{
+	return up_u64(pg, UP_TIME_ZERO) +
+	       up_cyc_to_ns(up_cyc_short(pg, cyc), up_u16(pg, UP_TIME_SHIFT),
+			    up_u32(pg, UP_TIME_MULT));
+}
+
+/* uapi: "quot = count / running; ... count = quot * enabled + ..." */
+static inline uint64_t up_scale(uint64_t count, uint64_t enabled,
+				uint64_t running)
+{
+	if (!running || running == enabled)
+		return running ? count : 0;
+	return count / running * enabled +
+	       count % running * enabled / running;
+}
+
+/* arm64 hardware counter 31, page index 32: PMCCNTR_EL0 (arm_pmuv3.c) */
+#define UP_ARM64_CYCLE_COUNTER	31U
+
 /* Counter and cycle reads of the architectures that have them. */
 #if defined(__x86_64__) || defined(__i386__)
-#define UP_HAVE_HW_READ 1
+#define UP_HAVE_HW_READ	1
+#define UP_TRAP_SIGNAL	SIGSEGV	/* #GP: CR4.PCE clear */
+/* rdpmc, ECX = index - 1 (x86_pmu_event_idx() encodes fixed counters) */
 static inline uint64_t up_hw_counter(uint32_t counter)
 {
 	uint32_t lo, hi;
 
-	asm volatile("rdpmc" : "=a"(lo), "=d"(hi) : "c"(counter));
+	asm volatile("rdpmc" : "=a"(lo), "=d"(hi) : "c"(counter) : "memory");
 	return (uint64_t)hi << 32 | lo;
 }
 
@@ -385,25 +416,26 @@ static inline uint64_t up_hw_cycles(void)
 {
 	uint32_t lo, hi;
 
-	asm volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	asm volatile("rdtsc" : "=a"(lo), "=d"(hi) : : "memory");
 	return (uint64_t)hi << 32 | lo;
 }
 #elif defined(__aarch64__)
-#define UP_HAVE_HW_READ 1
-#define UP_ARM64_CYCLE_COUNTER	31	/* PMCCNTR_EL0 (arm_pmuv3.c) */
-
+#define UP_HAVE_HW_READ	1
+#define UP_TRAP_SIGNAL	SIGILL	/* PMUSERENR_EL0 clear: undefined at EL0 */
 #define UP_MRS_EVCNTR(n)						\
 	case n:								\
-		asm volatile("mrs %0, pmevcntr" #n "_el0" : "=r"(v));	\
+		asm volatile("mrs %0, pmevcntr" #n "_el0"		\
+			     : "=r"(v) : : "memory");			\
 		break
 
+/* PMCCNTR_EL0 for counter 31, else PMEVCNTR<counter>_EL0. */
 static inline uint64_t up_hw_counter(uint32_t counter)
 {
 	uint64_t v = 0;
 
 	switch (counter) {
 	case UP_ARM64_CYCLE_COUNTER:
-		asm volatile("mrs %0, pmccntr_el0" : "=r"(v));
+		asm volatile("mrs %0, pmccntr_el0" : "=r"(v) : : "memory");
 		break;
 	UP_MRS_EVCNTR(0); UP_MRS_EVCNTR(1); UP_MRS_EVCNTR(2);
 	UP_MRS_EVCNTR(3); UP_MRS_EVCNTR(4); UP_MRS_EVCNTR(5);
@@ -428,7 +460,8 @@ static inline uint64_t up_hw_cycles(void)
 	return v;
 }
 #else
-#define UP_HAVE_HW_READ 0
+#define UP_HAVE_HW_READ	0
+#define UP_TRAP_SIGNAL	SIGILL
 static inline uint64_t up_hw_counter(uint32_t counter)
 {
 	return counter * 0;
@@ -441,45 +474,59 @@ static inline uint64_t up_hw_cycles(void)
 #endif
 
 /*
- * One read of the counter under the page's seqlock, the loop the uapi
- * header documents above struct perf_event_mmap_page.  Returns 0 with *c
- * filled from the hardware counter; 1 when the page offers no user read
- * (no cap_user_rdpmc, index 0, or no counter read on this architecture),
- * so the caller must read() instead; -EAGAIN when the lock never held.
+ * The loop itself, over the counter and cycle reads given (the unit tests
+ * pass fakes).  Returns 0 with *c read from the hardware counter; 1 when
+ * the page offers no user read (no cap_user_rdpmc, index 0, or no counter
+ * read on this architecture), so the caller must read() for the count
+ * (the times are still filled); -EAGAIN when the lock never held still
+ * within UP_SEQ_RETRIES.
  */
-static inline int up_self_read(const void *pg, struct up_count *c)
+static inline int up_self_read_with(const void *pg, struct up_count *c,
+				    uint64_t (*counter)(uint32_t),
+				    uint64_t (*cycles)(void), bool have_hw)
 {
 	const volatile struct perf_event_mmap_page *pc = pg;
-	uint64_t cyc = 0, delta;
+	uint64_t cyc, delta;
 	uint32_t seq;
-	int64_t pmc;
+	bool rdpmc;
 
 	for (c->retries = 0; c->retries < UP_SEQ_RETRIES; c->retries++) {
 		seq = __atomic_load_n(&pc->lock, __ATOMIC_ACQUIRE);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		c->enabled = pc->time_enabled;
 		c->running = pc->time_running;
+		c->has_time = pc->cap_user_time;
+		/* always, not only when enabled != running: see up_count */
+		cyc = c->has_time ? cycles() : 0;
 		c->index = pc->index;
 		c->width = pc->pmc_width;
 		c->count = pc->offset;
-		if (!UP_HAVE_HW_READ || !pc->cap_user_rdpmc || !c->index)
-			return 1;
-		if (pc->cap_user_time && c->enabled != c->running)
-			cyc = up_hw_cycles();
-		pmc = up_sign_extend(up_hw_counter(c->index - 1), c->width);
-		c->count += pmc;
-		if (pc->cap_user_time && c->enabled != c->running) {
+		c->pmc = 0;
+		rdpmc = have_hw && pc->cap_user_rdpmc && c->index;
+		if (rdpmc) {
+			c->pmc = counter(c->index - 1);
+			c->count += up_sign_extend(c->pmc, c->width);
+		}
+		if (c->has_time) {
 			delta = pc->time_offset +
-				up_cyc_to_ns(up_cyc_short((const void *)pc, cyc),
+				up_cyc_to_ns(up_cyc_short((const void *)pc,
+							  cyc),
 					     pc->time_shift, pc->time_mult);
 			c->enabled += delta;
-			c->running += delta;
+			if (c->index)
+				c->running += delta;
 		}
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		if (__atomic_load_n(&pc->lock, __ATOMIC_RELAXED) == seq)
-			return 0;
+			return rdpmc ? 0 : 1;
 	}
 	return -EAGAIN;
+}
+
+static inline int up_self_read(const void *pg, struct up_count *c)
+{
+	return up_self_read_with(pg, c, up_hw_counter, up_hw_cycles,
+				 UP_HAVE_HW_READ);
 }
 
 static inline int up_perf_event_open(struct perf_event_attr *attr, pid_t pid,
