@@ -50,11 +50,18 @@ else
 fi
 file -L "$bb" | grep -q "$elf.*statically linked" || die "$bb is not a static $arch busybox"
 
-# Statically linked test programs only: the guest has no libc.
+# Statically linked test programs of ARCH only: the guest has no libc.
 while IFS= read -r -d '' f; do
-	if file -L "$f" | grep -q 'dynamically linked'; then
-		die "$f is dynamically linked; the guest has no shared libraries (build with make install-$arch)"
-	fi
+	desc=$(file -L "$f")
+	case $desc in *ELF*) ;; *) continue ;; esac
+	case $desc in
+	*"$elf"*) ;;
+	*) die "$f is not an $arch program ($(echo "${desc#*: }" | cut -d, -f1-2))" ;;
+	esac
+	case $desc in
+	*'dynamically linked'*)
+		die "$f is dynamically linked; the guest has no shared libraries (build it static, as make install-$arch does)" ;;
+	esac
 done < <(find "$suite" -type f -perm -u+x -print0)
 
 key=$( {
