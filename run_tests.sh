@@ -57,6 +57,12 @@ Guest options:
                       report.ktap (default build/logs, build/logs/matrix,
                       build/logs/compare)
 
+Guest kernel command line knobs read by the test init: perf_abi.live=1
+(copy the whole runner output to the console as it comes),
+perf_abi.paranoid=N (kernel.perf_event_paranoid; the guest sets 2).
+Environment: PERF_ABI_CACHE (downloaded kernels, initramfs; default
+~/.cache/perf-abi), QEMU_X86_64, QEMU_ARM64 (qemu binaries to use).
+
 Exit status: 0 all passed, 1 a test failed, 4 every test skipped,
 2 bad usage or a missing dependency, 3 a kernel did not boot, panicked,
 oopsed, hung or lost its end marker.  --matrix: 3 if a kernel did not
@@ -281,16 +287,15 @@ for a in $arches; do
 	arm64) q=${QEMU_ARM64:-qemu-system-aarch64} qpkg=qemu-system-arm ;;
 	esac
 	command -v "$q" >/dev/null 2>&1 && continue
-	if [ "$(id -u)" = 0 ] && [ "$q" = "${q##*/}" ]; then
-		echo "run_tests.sh: $q is missing: installing it (make deps)" >&2
-		"$m/deps.sh" vm >&2 || exit 2
-		command -v "$q" >/dev/null 2>&1 && continue
-		die "$q is not in PATH even though make deps ran (package $qpkg)"
-	fi
+	[ "$q" = "${q##*/}" ] || die "$q (from \$QEMU_${a^^}) is not an executable"
 	if [ "$(dpkg-query -W -f='${db:Status-Status}' "$qpkg" 2>/dev/null)" = installed ]; then
-		die "$q not found (package $qpkg is installed: check PATH)"
+		die "$q not found in PATH (package $qpkg is installed)"
 	fi
-	die "$q not found; run as root: apt-get install -y --no-install-recommends $qpkg (or make deps)"
+	[ "$(id -u)" = 0 ] ||
+		die "$q not found; run as root: apt-get install -y --no-install-recommends $qpkg (or make deps)"
+	echo "run_tests.sh: $q is missing: installing it (make deps)" >&2
+	"$m/deps.sh" vm >&2 || exit 2
+	command -v "$q" >/dev/null 2>&1 || die "$q not found even after make deps (package $qpkg)"
 done
 if [ -n "$suite" ] && [ "$(echo "$arches" | wc -l)" != 1 ]; then
 	die "--suite holds one architecture; these kernels are $(echo $arches)"

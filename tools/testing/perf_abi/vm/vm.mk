@@ -1,0 +1,66 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Guests: make check's vm stage, make matrix and make bench-vm.  Included by
+# the top Makefile; everything runs through ./run_tests.sh.
+#
+#   check-vm    boot VM_CHECK_KERNELS (an x86_64 and an arm64 Debian kernel)
+#               with the whole suite; build/check/vm.ktap holds one result
+#               per guest with the guest's tests nested under it
+#   matrix      ./run_tests.sh --matrix (kernels/matrix.list) into MATRIX_OUT
+#   bench-vm    seconds for one x86_64 and one arm64 boot + suite and for
+#               the default matrix with a warm cache (build/bench/vm.txt)
+
+VM_CHECK_KERNELS ?= debian:6.1.0-57-cloud-amd64 debian:6.12.118+deb12-arm64
+VM_BENCH_X86_64 ?= debian:6.1.0-57-cloud-amd64
+VM_BENCH_ARM64 ?= debian:6.12.118+deb12-arm64
+MATRIX_LIST ?= $(M)/kernels/matrix.list
+MATRIX_OUT ?= $(TOP)/out
+VM_CHECK_OUT := $(B)/vm-check
+
+CHECK_STAGES += vm
+.PHONY: check-vm bench-vm
+
+check-vm:
+	@mkdir -p $(CHECK) $(B)
+	@printf '%s\n' $(VM_CHECK_KERNELS) > $(B)/vm-check.list
+	@rm -rf $(VM_CHECK_OUT)
+	@./run_tests.sh --matrix $(B)/vm-check.list --output $(VM_CHECK_OUT); \
+	  rc=$$?; \
+	  if [ -f $(VM_CHECK_OUT)/report.ktap ]; then \
+	    cp $(VM_CHECK_OUT)/report.ktap $(CHECK)/vm.ktap; \
+	  else \
+	    printf 'TAP version 13\n1..1\nnot ok 1 selftests: vm: run_tests.sh # exit=%d\n' \
+	      $$rc > $(CHECK)/vm.ktap; \
+	  fi; \
+	  [ $$rc = 0 ]
+
+matrix:
+	@./run_tests.sh --matrix $(MATRIX_LIST) --output $(MATRIX_OUT)
+
+# Warm first (kernels fetched, suites built, initramfs cached: not timed),
+# then time each run; the figures go to build/bench/vm.txt.
+bench-vm:
+	@mkdir -p $(B)/bench
+	@for s in $(VM_BENCH_X86_64) $(VM_BENCH_ARM64) \
+	    $$(sed -e 's/#.*//' $(MATRIX_LIST)); do \
+	  $(M)/kernels/image.sh $$s >/dev/null || exit 2; \
+	done
+	@set -e; out=$(B)/bench/vm.txt; : > $$out.tmp; \
+	  t() { local t0=$$(date +%s%N) rc=0; "$$@" >/dev/null 2>&1 || rc=$$?; \
+	    echo "$$(( ($$(date +%s%N) - t0) / 1000000 )) $$rc"; }; \
+	  load=$$(cut -d' ' -f1 /proc/loadavg); \
+	  ./run_tests.sh --kernel $(VM_BENCH_X86_64) -o $(B)/bench/x86_64 >/dev/null 2>&1 || true; \
+	  ./run_tests.sh --kernel $(VM_BENCH_ARM64) -o $(B)/bench/arm64 >/dev/null 2>&1 || true; \
+	  read ms rc <<<"$$(t ./run_tests.sh --kernel $(VM_BENCH_X86_64) -o $(B)/bench/x86_64)"; \
+	  printf 'bench-vm: x86_64 %s boot + suite: %d.%01d s (target <= 6 s, exit %s)\n' \
+	    $(VM_BENCH_X86_64) $$((ms / 1000)) $$((ms % 1000 / 100)) $$rc | tee -a $$out.tmp; \
+	  read ms rc <<<"$$(t ./run_tests.sh --kernel $(VM_BENCH_ARM64) -o $(B)/bench/arm64)"; \
+	  printf 'bench-vm: arm64 %s boot + suite: %d.%01d s (target <= 15 s, exit %s)\n' \
+	    $(VM_BENCH_ARM64) $$((ms / 1000)) $$((ms % 1000 / 100)) $$rc | tee -a $$out.tmp; \
+	  read ms rc <<<"$$(t ./run_tests.sh --matrix $(MATRIX_LIST) -o $(B)/bench/matrix)"; \
+	  printf 'bench-vm: matrix of %d kernels, warm cache: %d.%01d s (target <= 180 s, exit %s)\n' \
+	    $$(sed -e 's/#.*//' $(MATRIX_LIST) | grep -c .) \
+	    $$((ms / 1000)) $$((ms % 1000 / 100)) $$rc | tee -a $$out.tmp; \
+	  printf 'bench-vm: %d CPUs, load average %s at the start\n' $$(nproc) $$load | tee -a $$out.tmp; \
+	  mv $$out.tmp $$out
+	@cat $(B)/bench/matrix/table.md
