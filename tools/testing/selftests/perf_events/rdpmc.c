@@ -385,6 +385,10 @@ static const char *agree_run(struct __test_metadata *_metadata,
 		ev_close(&hog);
 		return "the event never ran (no counter it fits)";
 	}
+#ifdef __aarch64__
+	/* arm_pmuv3.c arch_perf_update_userpage(): 64 for config1 bit 0 */
+	EXPECT_EQ(v->w64 ? 64 : 32, up_u16(e.pg, UP_PMC_WIDTH));
+#endif
 	lock0 = up_u32(e.pg, UP_LOCK);
 	bracket_loop(_metadata, &e, LOOPS, 200);
 	/* sampling: the overflows rewrote the page while we read it */
@@ -482,6 +486,10 @@ TEST(every_counter)
 	for (i = 0; i < n; i++) {
 		ASSERT_EQ(0, up_self_read(e[i].pg, &s))
 			TH_LOG("member %d of %d: index %u", i, n, s.index);
+#ifdef __aarch64__
+		/* arm_pmuv3.c arch_perf_update_userpage(): 32 without bit 0 */
+		ASSERT_EQ(32, s.width);
+#endif
 		seen[i] = s.index;
 		for (j = 0; j < i; j++)
 			ASSERT_NE(seen[j], seen[i]);
