@@ -375,7 +375,7 @@ run_one() {	# INDEX: boot kernel INDEX, write its manifest row
 		rm -f "$work/$l.rc"
 	else
 		status=noboot
-		reason=$(head -n 1 "$work/$l.err" | sed -e 's/^boot\.sh: //' -e 's/; console .*//' | tr '\t' ' ')
+		reason=$(head -n 1 "$work/$l.err" | sed -e 's/^boot\.sh: //' -e 's/; last 30 lines of .*//' | tr '\t' ' ')
 		[ "$rc" = 3 ] || reason="could not start the guest: $reason"
 		{
 			echo "TAP version 13"

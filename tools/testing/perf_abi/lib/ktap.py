@@ -443,8 +443,14 @@ def render_compare(diff, old_label='old', new_label='new'):
     n = {}
     for d in diff:
         n[d[0]] = n.get(d[0], 0) + 1
-    out.append(', '.join('%d %s' % (n[k], k + ('s' if n[k] != 1 and k in ('regression', 'fix') else ''))
-                         for k in ('regression', 'fix', 'skip', 'added', 'removed') if k in n))
+    words = {'regression': ('regression', 'regressions'),
+             'fix': ('fix', 'fixes'),
+             'skip': ('skip change', 'skip changes'),
+             'added': ('test added', 'tests added'),
+             'removed': ('test removed', 'tests removed')}
+    out.append(', '.join('%d %s' % (n[k], words[k][n[k] != 1])
+                         for k in ('regression', 'fix', 'skip', 'added', 'removed')
+                         if k in n))
     return '\n'.join(out) + '\n'
 
 

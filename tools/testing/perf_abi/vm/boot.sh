@@ -8,11 +8,12 @@
 #           ARCH KERNEL INITRD PREFIX
 #
 # Writes PREFIX.console (the whole console) and, when the guest sent its
-# framed KTAP (vm/init; checked against its line count and md5), PREFIX.ktap and PREFIX.rc (run_kselftest.sh's
-# exit code in the guest).  Exit 0 then.  Exit 3 when the kernel did not
+# framed KTAP (vm/init; checked against its line count and md5),
+# PREFIX.ktap and PREFIX.rc (run_kselftest.sh's exit code in the guest).
+# Exit 0 then.  Exit 3 when the kernel did not
 # boot, panicked, oopsed, hung past SECS (default 300) or stopped without
-# the end marker: one line saying which on stderr, then the last 30 console
-# lines (for an oops, the 30 from the first oops line on).  Exit 2 when
+# the end marker: one line saying which (quoting the first panic or oops
+# line, if any) on stderr, then the last 30 console lines.  Exit 2 when
 # qemu is missing.
 #
 # TCG (software emulation) unless --kvm.  arm64 runs -M virt -cpu max
@@ -93,16 +94,11 @@ tr -d '\r' < "$log" | awk -v out="$prefix.b64" '
 bad='^(\[ *[0-9]+\.[0-9]+\] )?(Kernel panic - not syncing|Oops|Internal error: Oops|BUG: |kernel BUG at|general protection fault|Unable to handle kernel)'
 oops=$(tr -d '\r' < "$log" | grep -nE -m1 "$bad" || true)
 
-fail() {	# MESSAGE: the last 30 console lines (from the oops on, if any)
-	local from
-	echo "$1; console $log:" >&2
-	if [ -n "$oops" ]; then
-		from=${oops%%:*}
-		tr -d '\r' < "$log" | tail -n +"$from" | head -n 30
-	else
-		tr -d '\r' < "$log" | tail -n 30
-	fi | sed -e 's/^/    | /' >&2
+fail() {	# MESSAGE: it and the last 30 console lines, exit 3
+	echo "$1; last 30 lines of $log:" >&2
+	tr -d '\r' < "$log" | tail -n 30 | sed -e 's/^/    | /' >&2
 	rm -f "$prefix.ktap.tmp" "$prefix.frame" "$prefix.b64"
+	[ -s "$prefix.qemu" ] || rm -f "$prefix.qemu"
 	exit 3
 }
 
