@@ -13,8 +13,8 @@
 
 #include "user_page.h"
 
-#define BATCH	1000
-#define BATCHES	1000
+#define BATCH 1000
+#define BATCHES 1000
 
 static uint64_t now_ns(void)
 {
@@ -64,7 +64,7 @@ int main(void)
 		.exclude_kernel = 1,
 		.exclude_hv = 1,
 #ifdef __aarch64__
-		.config1 = 3,	/* arm_pmuv3.c: 64-bit, user access */
+		.config1 = 3, /* arm_pmuv3.c: 64-bit, user access */
 #endif
 	};
 	double r, s;

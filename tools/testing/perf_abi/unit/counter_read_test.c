@@ -18,9 +18,9 @@ union page {
 
 static union page pg;
 static uint64_t fake_pmc, fake_cyc;
-static uint32_t asked;		/* counter number of the last read */
-static int bumps;		/* lock updates left to simulate */
-static int64_t torn_offset;	/* offset an update writes, when bumping */
+static uint32_t asked; /* counter number of the last read */
+static int bumps; /* lock updates left to simulate */
+static int64_t torn_offset; /* offset an update writes, when bumping */
 
 static void put64(size_t off, uint64_t v)
 {
@@ -58,8 +58,8 @@ static uint64_t fake_cycles(void)
 static void page(uint32_t index, int64_t offset, uint16_t width)
 {
 	memset(&pg, 0, sizeof(pg));
-	put64(UP_CAPS, 1ULL << UP_CAP_BIT0_IS_DEPRECATED |
-		       1ULL << UP_CAP_USER_RDPMC);
+	put64(UP_CAPS,
+	      1ULL << UP_CAP_BIT0_IS_DEPRECATED | 1ULL << UP_CAP_USER_RDPMC);
 	put32(UP_INDEX, index);
 	put64(UP_OFFSET, offset);
 	put16(UP_PMC_WIDTH, width);
@@ -93,18 +93,18 @@ static void width_case(struct __test_metadata *_metadata, unsigned int width,
 		fake_pmc |= ~mask;
 	ASSERT_EQ(0, self_read(&c));
 	EXPECT_EQ(count + delta, c.count)
-		TH_LOG("width %u count 0x%llx prev %lld delta %llu pmc 0x%llx",
-		       width, (unsigned long long)count, (long long)prev,
-		       (unsigned long long)delta,
-		       (unsigned long long)fake_pmc);
+	TH_LOG("width %u count 0x%llx prev %lld delta %llu pmc 0x%llx", width,
+	       (unsigned long long)count, (long long)prev,
+	       (unsigned long long)delta, (unsigned long long)fake_pmc);
 }
 
 TEST(sign_extension_and_offset)
 {
 	static const unsigned int widths[] = { 32, 40, 48, 64 };
 	static const uint64_t counts[] = {
-		0, 1, 123456789, 1ULL << 40, 1ULL << 62,
-		(1ULL << 63) + 5,	/* offset with its high bit set */
+		0,	    1,
+		123456789,  1ULL << 40,
+		1ULL << 62, (1ULL << 63) + 5, /* offset with its high bit set */
 	};
 	static const uint64_t deltas[] = { 0, 1, 999 };
 	unsigned int w, i, d, b;
@@ -115,8 +115,8 @@ TEST(sign_extension_and_offset)
 
 		lefts[0] = 1000;
 		lefts[1] = 20011;
-		lefts[2] = (int64_t)((1ULL << (width - 1)) - 1);	/* max/2 */
-		for (i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
+		lefts[2] = (int64_t)((1ULL << (width - 1)) - 1); /* max/2 */
+		for (i = 0; i < ARRAY_SIZE(counts); i++)
 			for (d = 0; d < 3; d++)
 				for (b = 0; b < 3; b++) {
 					/* sampling: preloaded with -left */
@@ -146,7 +146,8 @@ TEST(width_matters)
 	ASSERT_EQ(0, self_read(&c));
 	EXPECT_EQ(1010ULL + (1ULL << 48), c.count);
 	EXPECT_EQ(0xffffffffffffULL, up_sign_extend(0xffffffffffffULL, 0));
-	EXPECT_EQ(~0ULL, up_sign_extend(0x80000000ULL << 8, 40) | 0xffffffffffULL);
+	EXPECT_EQ(~0ULL,
+		  up_sign_extend(0x80000000ULL << 8, 40) | 0xffffffffffULL);
 }
 
 /* uapi: "pmc = rdpmc(index - 1)"; arm64 index 32 is PMCCNTR_EL0. */
@@ -156,7 +157,7 @@ TEST(counter_number)
 	struct up_count c;
 	unsigned int i;
 
-	for (i = 0; i < sizeof(idx) / sizeof(idx[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(idx); i++) {
 		page(idx[i], 0, 64);
 		fake_pmc = 42;
 		ASSERT_EQ(0, self_read(&c));
@@ -229,9 +230,9 @@ TEST(user_time)
 	put64(UP_TIME_ENABLED, 5000);
 	put64(UP_TIME_RUNNING, 3000);
 	put16(UP_TIME_SHIFT, 4);
-	put32(UP_TIME_MULT, 40);	/* 2.5 ns per cycle */
+	put32(UP_TIME_MULT, 40); /* 2.5 ns per cycle */
 	put64(UP_TIME_OFFSET, (uint64_t)-2500000);
-	fake_cyc = 1000000 + 3;	/* 2500007.5 ns: floor of the rem part */
+	fake_cyc = 1000000 + 3; /* 2500007.5 ns: floor of the rem part */
 	delta = 2500007 - 2500000;
 	ASSERT_EQ(0, self_read(&c));
 	EXPECT_TRUE(c.has_time);
@@ -244,14 +245,13 @@ TEST(user_time)
 
 	/* short: a 16-bit clock that wrapped since time_cycles 0xfff0 */
 	put32(UP_INDEX, 4);
-	put64(UP_CAPS, up_u64(pg.b, UP_CAPS) |
-		       1ULL << UP_CAP_USER_TIME_SHORT);
+	put64(UP_CAPS, up_u64(pg.b, UP_CAPS) | 1ULL << UP_CAP_USER_TIME_SHORT);
 	put64(UP_TIME_CYCLES, 0xfff0);
 	put64(UP_TIME_MASK, 0xffff);
 	put64(UP_TIME_OFFSET, 0);
 	put16(UP_TIME_SHIFT, 0);
 	put32(UP_TIME_MULT, 1);
-	fake_cyc = 0x10;	/* 0x20 cycles after time_cycles */
+	fake_cyc = 0x10; /* 0x20 cycles after time_cycles */
 	ASSERT_EQ(0, self_read(&c));
 	EXPECT_EQ(5000ULL + 0xfff0 + 0x20, c.enabled);
 }
@@ -261,13 +261,14 @@ TEST(time_zero_conversion)
 	page(0, 0, 0);
 	put64(UP_TIME_ZERO, 1000000000ULL);
 	put16(UP_TIME_SHIFT, 1);
-	put32(UP_TIME_MULT, 3);	/* 1.5 ns per cycle */
+	put32(UP_TIME_MULT, 3); /* 1.5 ns per cycle */
 	EXPECT_EQ(1000000000ULL + 15, up_cyc_to_perf_time(pg.b, 10));
 	EXPECT_EQ(1000000000ULL + 16, up_cyc_to_perf_time(pg.b, 11));
 	/* a large count: quot * mult does not lose the high part */
 	put16(UP_TIME_SHIFT, 24);
 	put32(UP_TIME_MULT, 1 << 24);
-	EXPECT_EQ(1000000000ULL + (1ULL << 50), up_cyc_to_perf_time(pg.b, 1ULL << 50));
+	EXPECT_EQ(1000000000ULL + (1ULL << 50),
+		  up_cyc_to_perf_time(pg.b, 1ULL << 50));
 }
 
 /* uapi: "count = quot * enabled + (rem * enabled) / running" */
@@ -278,7 +279,8 @@ TEST(scaling)
 	EXPECT_EQ(0ULL, up_scale(100, 1000, 0));
 	EXPECT_EQ(151ULL, up_scale(101, 3, 2));
 	/* no 64-bit overflow of count * enabled */
-	EXPECT_EQ((1ULL << 61) * 3, up_scale(1ULL << 61, 3ULL << 40, 1ULL << 40));
+	EXPECT_EQ((1ULL << 61) * 3,
+		  up_scale(1ULL << 61, 3ULL << 40, 1ULL << 40));
 }
 
 TEST_HARNESS_MAIN

@@ -341,14 +341,14 @@ static inline bool up_check_records(const void *base, unsigned int *types,
  * loop the uapi header documents above struct perf_event_mmap_page.
  */
 struct up_count {
-	uint64_t count;		/* offset + sign-extended counter */
-	uint64_t enabled;	/* time_enabled (+ delta when has_time) */
-	uint64_t running;	/* time_running (+ delta when has_time, index) */
-	uint64_t pmc;		/* the raw counter value read */
-	uint32_t index;		/* page index: hardware counter + 1, 0 = none */
-	uint16_t width;		/* pmc_width */
-	bool has_time;		/* cap_user_time: enabled/running extended */
-	int retries;		/* seqlock retries the read took */
+	uint64_t count; /* offset + sign-extended counter */
+	uint64_t enabled; /* time_enabled (+ delta when has_time) */
+	uint64_t running; /* time_running (+ delta when has_time, index) */
+	uint64_t pmc; /* the raw counter value read */
+	uint32_t index; /* page index: hardware counter + 1, 0 = none */
+	uint16_t width; /* pmc_width */
+	bool has_time; /* cap_user_time: enabled/running extended */
+	int retries; /* seqlock retries the read took */
 };
 
 /* uapi pmc_width: "pmc <<= 64 - width; pmc >>= 64 - width; count += pmc" */
@@ -360,8 +360,7 @@ static inline uint64_t up_sign_extend(uint64_t pmc, unsigned int width)
 }
 
 /* uapi cap_user_time: "quot = cyc >> time_shift; rem = ...; delta = ..." */
-static inline uint64_t up_cyc_to_ns(uint64_t cyc, uint16_t shift,
-				    uint32_t mult)
+static inline uint64_t up_cyc_to_ns(uint64_t cyc, uint16_t shift, uint32_t mult)
 {
 	uint64_t quot = cyc >> shift;
 	uint64_t rem = cyc & ((1ULL << shift) - 1);
@@ -392,17 +391,16 @@ static inline uint64_t up_scale(uint64_t count, uint64_t enabled,
 {
 	if (!running || running == enabled)
 		return running ? count : 0;
-	return count / running * enabled +
-	       count % running * enabled / running;
+	return count / running * enabled + count % running * enabled / running;
 }
 
 /* arm64 hardware counter 31, page index 32: PMCCNTR_EL0 (arm_pmuv3.c) */
-#define UP_ARM64_CYCLE_COUNTER	31U
+#define UP_ARM64_CYCLE_COUNTER 31U
 
 /* Counter and cycle reads of the architectures that have them. */
 #if defined(__x86_64__) || defined(__i386__)
-#define UP_HAVE_HW_READ	1
-#define UP_TRAP_SIGNAL	SIGSEGV	/* #GP: CR4.PCE clear */
+#define UP_HAVE_HW_READ 1
+#define UP_TRAP_SIGNAL SIGSEGV /* #GP: CR4.PCE clear */
 /* rdpmc, ECX = index - 1 (x86_pmu_event_idx() encodes fixed counters) */
 static inline uint64_t up_hw_counter(uint32_t counter)
 {
@@ -420,8 +418,9 @@ static inline uint64_t up_hw_cycles(void)
 	return (uint64_t)hi << 32 | lo;
 }
 #elif defined(__aarch64__)
-#define UP_HAVE_HW_READ	1
-#define UP_TRAP_SIGNAL	SIGILL	/* PMUSERENR_EL0 clear: undefined at EL0 */
+#define UP_HAVE_HW_READ 1
+#define UP_TRAP_SIGNAL SIGILL /* PMUSERENR_EL0 clear: undefined at EL0 */
+/* clang-format off */
 #define UP_MRS_EVCNTR(n)						\
 	case n:								\
 		asm volatile("mrs %0, pmevcntr" #n "_el0"		\
@@ -448,6 +447,7 @@ static inline uint64_t up_hw_counter(uint32_t counter)
 	UP_MRS_EVCNTR(24); UP_MRS_EVCNTR(25); UP_MRS_EVCNTR(26);
 	UP_MRS_EVCNTR(27); UP_MRS_EVCNTR(28); UP_MRS_EVCNTR(29);
 	UP_MRS_EVCNTR(30);
+		/* clang-format on */
 	}
 	return v;
 }
@@ -460,8 +460,8 @@ static inline uint64_t up_hw_cycles(void)
 	return v;
 }
 #else
-#define UP_HAVE_HW_READ	0
-#define UP_TRAP_SIGNAL	SIGILL
+#define UP_HAVE_HW_READ 0
+#define UP_TRAP_SIGNAL SIGILL
 static inline uint64_t up_hw_counter(uint32_t counter)
 {
 	return counter * 0;
@@ -485,33 +485,38 @@ static inline int up_self_read_with(const void *pg, struct up_count *c,
 				    uint64_t (*counter)(uint32_t),
 				    uint64_t (*cycles)(void), bool have_hw)
 {
-	const volatile struct perf_event_mmap_page *pc = pg;
-	uint64_t cyc, delta;
+	const struct perf_event_mmap_page *pc = pg;
+	uint64_t caps, cyc, delta;
 	uint32_t seq;
 	bool rdpmc;
 
+#define UP_LOAD(f) __atomic_load_n(&pc->f, __ATOMIC_RELAXED)
 	for (c->retries = 0; c->retries < UP_SEQ_RETRIES; c->retries++) {
 		seq = __atomic_load_n(&pc->lock, __ATOMIC_ACQUIRE);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		c->enabled = pc->time_enabled;
-		c->running = pc->time_running;
-		c->has_time = pc->cap_user_time;
-		/* always, not only when enabled != running: see up_count */
+		c->enabled = UP_LOAD(time_enabled);
+		c->running = UP_LOAD(time_running);
+		caps = UP_LOAD(capabilities);
+		c->has_time = caps >> UP_CAP_USER_TIME & 1;
+		/* not only when enabled != running: the bracket needs both */
 		cyc = c->has_time ? cycles() : 0;
-		c->index = pc->index;
-		c->width = pc->pmc_width;
-		c->count = pc->offset;
+		c->index = UP_LOAD(index);
+		c->width = UP_LOAD(pmc_width);
+		c->count = UP_LOAD(offset);
 		c->pmc = 0;
-		rdpmc = have_hw && pc->cap_user_rdpmc && c->index;
+		rdpmc = have_hw && (caps >> UP_CAP_USER_RDPMC & 1) && c->index;
 		if (rdpmc) {
 			c->pmc = counter(c->index - 1);
 			c->count += up_sign_extend(c->pmc, c->width);
 		}
 		if (c->has_time) {
-			delta = pc->time_offset +
-				up_cyc_to_ns(up_cyc_short((const void *)pc,
-							  cyc),
-					     pc->time_shift, pc->time_mult);
+			if (caps >> UP_CAP_USER_TIME_SHORT & 1)
+				cyc = UP_LOAD(time_cycles) +
+				      ((cyc - UP_LOAD(time_cycles)) &
+				       UP_LOAD(time_mask));
+			delta = UP_LOAD(time_offset) +
+				up_cyc_to_ns(cyc, UP_LOAD(time_shift),
+					     UP_LOAD(time_mult));
 			c->enabled += delta;
 			if (c->index)
 				c->running += delta;
@@ -520,6 +525,7 @@ static inline int up_self_read_with(const void *pg, struct up_count *c,
 		if (__atomic_load_n(&pc->lock, __ATOMIC_RELAXED) == seq)
 			return rdpmc ? 0 : 1;
 	}
+#undef UP_LOAD
 	return -EAGAIN;
 }
 
