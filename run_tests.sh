@@ -393,7 +393,12 @@ say() {	# progress of several guests
 }
 
 n=${#specs[@]}
-for ((i = 0; i < n; i++)); do
+# arm64 guests first: under -icount they take longest, and starting the
+# long ones first keeps the last slot from running alone.
+order=()
+for ((i = 0; i < n; i++)); do [ "${k_arch[i]}" = arm64 ] && order+=("$i"); done
+for ((i = 0; i < n; i++)); do [ "${k_arch[i]}" = arm64 ] || order+=("$i"); done
+for i in "${order[@]}"; do
 	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do
 		wait -n || true
 	done

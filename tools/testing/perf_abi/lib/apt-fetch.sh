@@ -32,7 +32,11 @@ apt_opts=(-o "APT::Architecture=$arch" -o "APT::Architectures=$arch"
 mkdir -p "$cache/apt-$arch/cache/archives/partial"
 
 if [ -z "$(find "$lists" -maxdepth 1 -name '*Packages*' -mtime -1 2>/dev/null | head -n 1)" ]; then
-	if ! apt-get "${apt_opts[@]}" update >/dev/null 2>&1; then
+	# A mirror hiccup (or a second apt-fetch updating the same lists at
+	# the same moment) fails one update: try twice more before giving up.
+	if ! apt-get "${apt_opts[@]}" update >/dev/null 2>&1 &&
+	   ! { sleep 2; apt-get "${apt_opts[@]}" update >/dev/null 2>&1; } &&
+	   ! { sleep 5; apt-get "${apt_opts[@]}" update >/dev/null 2>&1; }; then
 		echo "apt-fetch: cannot update the $arch package lists" >&2
 		exit 2
 	fi
