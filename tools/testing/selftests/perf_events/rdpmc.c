@@ -524,6 +524,7 @@ TEST(every_counter)
 	struct up_count s;
 	struct knob k;
 	int n, i, j, err;
+	struct rd r;
 
 	user_access_on(_metadata, &k);
 	/* enabled: validate_event() passes over an OFF leader */
@@ -543,7 +544,9 @@ TEST(every_counter)
 			break;
 	}
 	ASSERT_GE(n, 2) TH_LOG("a group of two hardware events did not open");
-	work(5000);
+	/* x86 validate_group() does not see a pinned NMI watchdog: shrink */
+	for (work(5000); n > 2 && rd(e[0].fd, &r) && !r.running; work(5000))
+		ev_close(&e[--n]);
 	for (i = 0; i < n; i++) {
 		ASSERT_EQ(0, up_self_read(e[i].pg, &s))
 		TH_LOG("member %d of %d: index %u", i, n, s.index);
@@ -1178,6 +1181,14 @@ TEST(no_leak)
 	struct ev e;
 	char c;
 
+#if defined(__x86_64__) || defined(__i386__)
+	char wd[8];
+
+	/* the watchdog's counter is in use, its count visible by design */
+	if (!file_read("/proc/sys/kernel/nmi_watchdog", wd, sizeof(wd)) &&
+	    atoi(wd))
+		SKIP(return, "nmi_watchdog holds a counter: set it to 0 first");
+#endif
 	user_access_on(_metadata, &k);
 	n = count_counters();
 	if (!n) {
