@@ -322,6 +322,9 @@ static void bracket_loop(struct __test_metadata *_metadata, struct ev *e,
 		       (unsigned long long)r1.value, s.index, s.width,
 		       (unsigned long long)s.pmc);
 		ASSERT_LE(prev, s.count);
+		/* far less than 2^31 events between two reads of one loop */
+		if (prev)
+			ASSERT_LT(s.count - prev, 1ULL << 31);
 		prev = s.count;
 
 		ASSERT_EQ(0, up_self_read(e->pg, &s));
