@@ -54,7 +54,8 @@ src_id="$(realpath "$tarball"):$(stat -c %s:%Y "$tarball")"
 # The config key covers this script too: how it configures is part of it.
 cfg_key=$( { echo "$src_id $arch"; cat "${frags[@]}"; \
 	     sed -n '/^# --- configure/,/^# --- end/p' "$0"; } | sum)
-patch_key=$( { for p in "${patches[@]}"; do cat "$p"; done; } | sum)
+# Only the diffs count: editing a patch's description rebuilds nothing.
+patch_key=$( { for p in "${patches[@]}"; do sed -n '/^diff \|^--- /,$p' "$p"; done; } | sum)
 key=$cfg_key-$patch_key
 if [ -n "$only_key" ]; then echo "$key"; exit 0; fi
 
@@ -96,6 +97,14 @@ obj=$bdir/obj
 mkdir -p "$bdir"
 if [ "$(cat "$tree/.perf-abi-patches" 2>/dev/null)" != "$patch_key" ]; then
 	old=$(cat "$tree/.perf-abi-files" 2>/dev/null || true)
+	# Keep the previously patched files: where a file comes out the same
+	# again it gets its old mtime back, so make does not rebuild it.
+	rm -rf "$bdir/prev"
+	for f in $old; do
+		[ -f "$tree/$f" ] || continue
+		mkdir -p "$bdir/prev/$(dirname "$f")"
+		cp -p "$tree/$f" "$bdir/prev/$f"
+	done
 	rm -rf "$tree"
 	cp -al "$ver_dir" "$tree"
 	rm -f "$tree/.stamp"
@@ -106,6 +115,12 @@ if [ "$(cat "$tree/.perf-abi-patches" 2>/dev/null)" != "$patch_key" ]; then
 			die "$(basename "$p") does not apply"
 		sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$p" >> "$tree/.perf-abi-files"
 	done
+	for f in $(sort -u "$tree/.perf-abi-files"); do
+		if cmp -s "$bdir/prev/$f" "$tree/$f"; then
+			touch -r "$bdir/prev/$f" "$tree/$f"
+		fi
+	done
+	rm -rf "$bdir/prev"
 	for f in $old; do
 		grep -qxF "$f" "$tree/.perf-abi-files" && continue
 		[ -f "$tree/$f" ] || continue

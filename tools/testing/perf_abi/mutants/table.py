@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The kill table of mutants/run.sh, from the runs' KTAP.
+
+  table.py LIBDIR OUTDIR JOBFILE "OUR PROGRAMS" [KTAP_OUT]
+
+Each run directory OUTDIR/ARCH/NAME holds what ./run_tests.sh --output
+wrote (*.ktap) and rc ("<exit code> <seconds>").  Results are parsed with
+the project's one KTAP parser (lib/ktap.py parse()).  Programs named in
+OUR PROGRAMS are this suite; the others are the reference suite (the
+kernel's own perf_events selftests).  Exit 0 only when every pristine run
+passed all our tests, every mutant is killed by a named test of ours and
+every run ended with a verdict.
+"""
+
+import glob
+import os
+import sys
+
+
+def load(run_dir, parse):
+    """(rc, seconds, programs or None when the run gave no verdict)."""
+    try:
+        rc, secs = open(os.path.join(run_dir, 'rc')).read().split()
+        rc, secs = int(rc), int(secs)
+    except (OSError, ValueError):
+        return None, 0, None
+    programs = []
+    # The runner's per-kernel log is LABEL.ktap (label ARCH-NAME); its
+    # report.ktap only wraps it.
+    for path in sorted(glob.glob(os.path.join(run_dir, '*.ktap'))):
+        if os.path.basename(path) == 'report.ktap':
+            continue
+        with open(path, errors='replace') as f:
+            parsed = parse(f.read())
+        programs += parsed['programs']
+    if rc in (2, 3) or not programs:
+        return rc, secs, None
+    return rc, secs, programs
+
+
+def failures(programs, names, mine):
+    """Failed tests ("prog:test") of our programs (mine) or the others;
+    a program that failed with no failing test counts as "prog:(exit)"."""
+    out = []
+    for p in programs:
+        if (p['name'] in names) != mine:
+            continue
+        bad = [t['name'] for t in p['tests'] if t['verdict'] == 'fail']
+        out += ['%s:%s' % (p['name'], t) for t in bad]
+        if p['verdict'] == 'fail' and not bad:
+            out.append('%s:(%s)' % (p['name'], p['reason'] or 'failed'))
+    return out
+
+
+def counted(programs, names, mine):
+    n = {'pass': 0, 'fail': 0, 'skip': 0}
+    for p in programs:
+        if (p['name'] in names) != mine:
+            continue
+        for t in p['tests'] or [p]:
+            n[t['verdict']] += 1
+    return n
+
+
+def squeeze(tests, width):
+    """fixture.variant.test over many variants -> fixture.*.test xN."""
+    groups = {}
+    for t in tests:
+        prog, _, name = t.partition(':')
+        parts = name.split('.')
+        key = '%s:%s' % (prog, '.'.join([parts[0], '*', parts[2]])
+                         if len(parts) == 3 else name)
+        groups[key] = groups.get(key, 0) + 1
+    items = ['%s x%d' % (k, v) if v > 1 else k for k, v in groups.items()]
+    s = ', '.join(items)
+    return s if len(s) <= width else s[:width - 3] + '...'
+
+
+def main(argv):
+    sys.path.insert(0, argv[1])
+    from ktap import parse
+    out, jobfile, ours = argv[2], argv[3], set(argv[4].split())
+    ktap_out = argv[5] if len(argv) > 5 and argv[5] else None
+
+    jobs = [l.split()[:2] for l in open(jobfile) if l.strip()]
+    rows = []
+    pristine_up = {}
+    for arch, name in jobs:
+        rc, secs, progs = load(os.path.join(out, arch, name), parse)
+        row = {'arch': arch, 'name': name, 'rc': rc, 'secs': secs,
+               'progs': progs}
+        if progs is not None:
+            row['ours'] = failures(progs, ours, True)
+            row['up'] = failures(progs, ours, False)
+            row['n_ours'] = counted(progs, ours, True)
+            row['n_up'] = counted(progs, ours, False)
+            if name == 'pristine':
+                pristine_up[arch] = set(row['up'])
+        rows.append(row)
+
+    ok_all = True
+    lines = []
+    hdr = '%-7s %-15s %-9s %-4s %-62s %s' % (
+        'arch', 'mutant', 'verdict', 'secs', 'our failed TESTs',
+        'reference (upstream) failed')
+    print(hdr)
+    print('-' * len(hdr))
+    kills = {}
+    up_kills = {}
+    for r in rows:
+        a, n = r['arch'], r['name']
+        if r['progs'] is None:
+            verdict, ok = 'NO-VERDICT', False
+            detail = 'runner exit %s (see %s/%s/%s/run.log)' % (
+                r['rc'], out, a, n)
+            upd = '-'
+        else:
+            up_new = [t for t in r['up'] if t not in pristine_up.get(a, ())]
+            if n == 'pristine':
+                ok = not r['ours']
+                c = r['n_ours']
+                verdict = 'pass' if ok else 'FALSE-ALARM'
+                detail = (squeeze(r['ours'], 62) if r['ours'] else
+                          '(%d passed, %d skipped)' % (c['pass'], c['skip']))
+                cu = r['n_up']
+                upd = '%d passed, %d failed, %d skipped' % (
+                    cu['pass'], cu['fail'], cu['skip'])
+            else:
+                ok = any(not t.split(':', 1)[1].startswith('(')
+                         for t in r['ours'])
+                verdict = 'killed' if ok else 'SURVIVED'
+                detail = squeeze(r['ours'], 62) if r['ours'] else '-'
+                upd = squeeze(up_new, 40) if up_new else '-'
+                kills.setdefault(a, [0, 0])
+                kills[a][1] += 1
+                kills[a][0] += ok
+                up_kills.setdefault(a, [0, 0])
+                up_kills[a][1] += 1
+                up_kills[a][0] += bool(up_new)
+        ok_all = ok_all and ok
+        print('%-7s %-15s %-9s %-4s %-62s %s' % (a, n, verdict, r['secs'],
+                                                 detail, upd))
+        lines.append((ok, '%s:%s' % (a, n), verdict, r))
+    print('-' * len(hdr))
+    for a in kills:
+        print('%s: ours killed %d/%d mutants; reference suite killed %d/%d'
+              % (a, kills[a][0], kills[a][1], up_kills[a][0], up_kills[a][1]))
+    print('matrix: %s' % ('PASS' if ok_all else 'FAIL'))
+
+    if ktap_out:
+        with open(ktap_out, 'w') as f:
+            f.write('TAP version 13\n1..%d\n' % len(lines))
+            for i, (ok, name, verdict, r) in enumerate(lines, 1):
+                f.write('# selftests: mutants: %s\n' % name)
+                for t in (r.get('ours') or [])[:20]:
+                    f.write('# failed: %s\n' % t)
+                if r['progs'] is None:
+                    f.write('# runner exit %s, no verdict\n' % r['rc'])
+                if ok:
+                    f.write('ok %d selftests: mutants: %s\n' % (i, name))
+                else:
+                    f.write('not ok %d selftests: mutants: %s # exit=1 %s\n'
+                            % (i, name, verdict))
+    return 0 if ok_all else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv))
