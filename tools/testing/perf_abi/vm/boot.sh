@@ -44,7 +44,10 @@ x86_64)
 	if [ -n "$kvm" ]; then
 		machine+=(-accel kvm -cpu host)
 	else
-		machine+=(-accel tcg -cpu max)
+		# One thread for all vCPUs: multi-threaded TCG races the
+		# kernel's live code patching (text_poke_bp, the static keys
+		# that perf events flip) and the guest oopses in int3 or hangs.
+		machine+=(-accel tcg,thread=single -cpu max)
 	fi
 	console=ttyS0 ;;
 arm64)
