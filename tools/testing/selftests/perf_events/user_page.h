@@ -23,43 +23,44 @@
 #include <unistd.h>
 
 /* Byte offsets of the fields, fixed by the ABI (uapi linux/perf_event.h). */
-#define UP_LOCK			8
-#define UP_INDEX		12
-#define UP_OFFSET		16
-#define UP_TIME_ENABLED		24
-#define UP_TIME_RUNNING		32
-#define UP_CAPS			40
-#define UP_PMC_WIDTH		48
-#define UP_TIME_SHIFT		50
-#define UP_TIME_MULT		52
-#define UP_TIME_OFFSET		56
-#define UP_TIME_ZERO		64
-#define UP_SIZE			72
-#define UP_TIME_CYCLES		80
-#define UP_TIME_MASK		88
-#define UP_DATA_HEAD		1024
-#define UP_DATA_TAIL		1032
-#define UP_DATA_OFFSET		1040
-#define UP_DATA_SIZE		1048
-#define UP_HDR_LEN		1088	/* through aux_size */
+#define UP_LOCK 8
+#define UP_INDEX 12
+#define UP_OFFSET 16
+#define UP_TIME_ENABLED 24
+#define UP_TIME_RUNNING 32
+#define UP_CAPS 40
+#define UP_PMC_WIDTH 48
+#define UP_TIME_SHIFT 50
+#define UP_TIME_MULT 52
+#define UP_TIME_OFFSET 56
+#define UP_TIME_ZERO 64
+#define UP_SIZE 72
+#define UP_TIME_CYCLES 80
+#define UP_TIME_MASK 88
+#define UP_DATA_HEAD 1024
+#define UP_DATA_TAIL 1032
+#define UP_DATA_OFFSET 1040
+#define UP_DATA_SIZE 1048
+#define UP_HDR_LEN 1088 /* through aux_size */
 
 /* Bit numbers in capabilities (uapi linux/perf_event.h, since 3.12). */
-#define UP_CAP_BIT0			0
-#define UP_CAP_BIT0_IS_DEPRECATED	1
-#define UP_CAP_USER_RDPMC		2
-#define UP_CAP_USER_TIME		3
-#define UP_CAP_USER_TIME_ZERO		4
-#define UP_CAP_USER_TIME_SHORT		5
+#define UP_CAP_BIT0 0
+#define UP_CAP_BIT0_IS_DEPRECATED 1
+#define UP_CAP_USER_RDPMC 2
+#define UP_CAP_USER_TIME 3
+#define UP_CAP_USER_TIME_ZERO 4
+#define UP_CAP_USER_TIME_SHORT 5
 
-/* offsetof(__reserved) when size was added: 3.12 "perf: Fix capabilities
- * bitfield compatibility in 'struct perf_event_mmap_page'"
+/*
+ * offsetof(__reserved) when size was added, in 3.12 by "perf: Fix
+ * capabilities bitfield compatibility in 'struct perf_event_mmap_page'"
  */
-#define UP_SIZE_MIN		76
+#define UP_SIZE_MIN 76
 /* offsetof(__reserved) of the header the suite is built against */
-#define UP_SIZE_HDR		offsetof(struct perf_event_mmap_page, __reserved)
+#define UP_SIZE_HDR offsetof(struct perf_event_mmap_page, __reserved)
 
 /* The header in use must place the fields where the ABI does. */
-#define UP_ASSERT_OFF(field, off)					\
+#define UP_ASSERT_OFF(field, off)                                             \
 	_Static_assert(offsetof(struct perf_event_mmap_page, field) == (off), \
 		       #field " is not at byte " #off)
 UP_ASSERT_OFF(lock, UP_LOCK);
@@ -82,11 +83,14 @@ struct up_msg {
 	char s[256];
 };
 
-#ifndef __printf
-#define __printf(a, b) __attribute__((format(printf, a, b)))
+/* The 6.12 kselftest.h defines __printf(); the 6.1 one does not. */
+#ifdef __printf
+#define UP_FORMAT_2_3 __printf(2, 3)
+#else
+#define UP_FORMAT_2_3
 #endif
 
-static inline bool __printf(2, 3) up_fail(struct up_msg *m, const char *fmt, ...)
+static inline bool UP_FORMAT_2_3 up_fail(struct up_msg *m, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -133,12 +137,12 @@ static inline const struct perf_event_mmap_page *up_named(const void *pg)
 /* data_head, as the uapi header says to read it: with acquire order. */
 static inline uint64_t up_data_head(const void *pg)
 {
-	return __atomic_load_n((const uint64_t *)((const char *)pg +
-						  UP_DATA_HEAD),
-			       __ATOMIC_ACQUIRE);
+	return __atomic_load_n(
+		(const uint64_t *)((const char *)pg + UP_DATA_HEAD),
+		__ATOMIC_ACQUIRE);
 }
 
-#define UP_SEQ_RETRIES	10000
+#define UP_SEQ_RETRIES 10000
 
 /*
  * Copy the self-monitoring part of the page under its seqlock (uapi: the
@@ -166,10 +170,13 @@ static inline int up_snapshot(const void *pg, unsigned char snap[UP_HDR_LEN])
 static inline bool up_check_bit0(const void *pg, struct up_msg *m)
 {
 	if (up_cap(pg, UP_CAP_BIT0))
-		return up_fail(m, "capabilities 0x%llx: bit 0 is set (the 3.4-3.11 union alias of cap_usr_time/cap_usr_rdpmc)",
-			       (unsigned long long)up_u64(pg, UP_CAPS));
+		return up_fail(
+			m,
+			"capabilities 0x%llx: bit 0 is set (the 3.4-3.11 union alias of cap_usr_time/cap_usr_rdpmc)",
+			(unsigned long long)up_u64(pg, UP_CAPS));
 	if (up_named(pg)->cap_bit0)
-		return up_fail(m, "cap_bit0 named field reads 1 while raw bit 0 is 0");
+		return up_fail(
+			m, "cap_bit0 named field reads 1 while raw bit 0 is 0");
 	return true;
 }
 
@@ -177,10 +184,14 @@ static inline bool up_check_bit0(const void *pg, struct up_msg *m)
 static inline bool up_check_bit1(const void *pg, struct up_msg *m)
 {
 	if (!up_cap(pg, UP_CAP_BIT0_IS_DEPRECATED))
-		return up_fail(m, "capabilities 0x%llx: bit 1 (cap_bit0_is_deprecated) is clear",
-			       (unsigned long long)up_u64(pg, UP_CAPS));
+		return up_fail(
+			m,
+			"capabilities 0x%llx: bit 1 (cap_bit0_is_deprecated) is clear",
+			(unsigned long long)up_u64(pg, UP_CAPS));
 	if (!up_named(pg)->cap_bit0_is_deprecated)
-		return up_fail(m, "cap_bit0_is_deprecated named field reads 0 while raw bit 1 is 1");
+		return up_fail(
+			m,
+			"cap_bit0_is_deprecated named field reads 0 while raw bit 1 is 1");
 	return true;
 }
 
@@ -200,11 +211,15 @@ static inline bool up_check_size(const void *pg, uint32_t want,
 	uint32_t size = up_u32(pg, UP_SIZE);
 
 	if (size < UP_SIZE_MIN)
-		return up_fail(m, "size %u is below %u, the value it had when added in 3.12",
-			       size, UP_SIZE_MIN);
+		return up_fail(
+			m,
+			"size %u is below %u, the value it had when added in 3.12",
+			size, UP_SIZE_MIN);
 	if (size != want)
-		return up_fail(m, "size %u != offsetof(struct perf_event_mmap_page, __reserved) %u",
-			       size, want);
+		return up_fail(
+			m,
+			"size %u != offsetof(struct perf_event_mmap_page, __reserved) %u",
+			size, want);
 	if (up_named(pg)->size != size)
 		return up_fail(m, "size named field reads %u, raw bytes %u",
 			       up_named(pg)->size, size);
@@ -225,8 +240,10 @@ static inline bool up_check_reserved(const void *pg, struct up_msg *m)
 		from = UP_SIZE_MIN;
 	for (i = from; i < UP_DATA_HEAD; i++)
 		if (b[i])
-			return up_fail(m, "reserved byte %u is 0x%02x, not 0 (size %u)",
-				       i, b[i], up_u32(pg, UP_SIZE));
+			return up_fail(
+				m,
+				"reserved byte %u is 0x%02x, not 0 (size %u)",
+				i, b[i], up_u32(pg, UP_SIZE));
 	return true;
 }
 
@@ -241,9 +258,10 @@ static inline bool up_check_cap_field(const void *pg, const char *field,
 	uint64_t caps = up_u64(pg, UP_CAPS);
 
 	if (caps != 1ULL << bit)
-		return up_fail(m, "setting %s gives capabilities 0x%llx, ABI bit %d is 0x%llx",
-			       field, (unsigned long long)caps, bit,
-			       1ULL << bit);
+		return up_fail(
+			m,
+			"setting %s gives capabilities 0x%llx, ABI bit %d is 0x%llx",
+			field, (unsigned long long)caps, bit, 1ULL << bit);
 	return true;
 }
 
@@ -280,11 +298,12 @@ static inline bool up_check_head_grew(const void *pg, uint64_t before,
 	uint64_t head = up_data_head(pg);
 
 	if (head - before != bytes)
-		return up_fail(m, "data_head at byte 1024 moved %llu bytes (from %llu to %llu), the records produced were %llu",
-			       (unsigned long long)(head - before),
-			       (unsigned long long)before,
-			       (unsigned long long)head,
-			       (unsigned long long)bytes);
+		return up_fail(
+			m,
+			"data_head at byte 1024 moved %llu bytes (from %llu to %llu), the records produced were %llu",
+			(unsigned long long)(head - before),
+			(unsigned long long)before, (unsigned long long)head,
+			(unsigned long long)bytes);
 	return true;
 }
 
@@ -311,24 +330,30 @@ static inline bool up_check_records(const void *base, unsigned int *types,
 			       (unsigned long long)off,
 			       (unsigned long long)size);
 	if (head - pos > size)
-		return up_fail(m, "data_head %llu is more than data_size %llu past data_tail %llu",
-			       (unsigned long long)head,
-			       (unsigned long long)size,
-			       (unsigned long long)pos);
+		return up_fail(
+			m,
+			"data_head %llu is more than data_size %llu past data_tail %llu",
+			(unsigned long long)head, (unsigned long long)size,
+			(unsigned long long)pos);
 	data = (const unsigned char *)base + off;
 	while (pos < head) {
 		if (head - pos < sizeof(h))
-			return up_fail(m, "data_head %llu stops inside a record header at %llu",
-				       (unsigned long long)head,
-				       (unsigned long long)pos);
+			return up_fail(
+				m,
+				"data_head %llu stops inside a record header at %llu",
+				(unsigned long long)head,
+				(unsigned long long)pos);
 		memcpy(&h, data + pos % size, sizeof(h));
 		if (h.size < sizeof(h) || h.size % 8)
-			return up_fail(m, "record at %llu has size %u (type %u)",
+			return up_fail(m,
+				       "record at %llu has size %u (type %u)",
 				       (unsigned long long)pos, h.size, h.type);
 		if (h.size > head - pos)
-			return up_fail(m, "record at %llu of size %u runs past data_head %llu",
-				       (unsigned long long)pos, h.size,
-				       (unsigned long long)head);
+			return up_fail(
+				m,
+				"record at %llu of size %u runs past data_head %llu",
+				(unsigned long long)pos, h.size,
+				(unsigned long long)head);
 		if (types && h.type < n_types)
 			types[h.type]++;
 		pos += h.size;
