@@ -345,7 +345,7 @@ limit_for() {	# ARCH
 		s=$(sed -n 's/^timeout=//p' "${tree[$a]}/$d/settings" 2>/dev/null | head -n 1)
 		t=$((t + ${s:-45}))
 	done < "${tree[$a]}/kselftest-list.txt"
-	echo $((boot + t))
+	echo "$((boot + t)) boot allowance ${boot}s + settings timeouts ${t}s"
 }
 
 # --- boot them -----------------------------------------------------------
@@ -366,8 +366,10 @@ guest_append=$append
 run_one() {	# INDEX: boot kernel INDEX, write its manifest row
 	local i=$1 a=${k_arch[$1]} l=${k_label[$1]} t0 t1 rc=0 status=ok reason= grc=
 	t0=$(date +%s%N)
+	local limit why
+	read -r limit why <<<"$(limit_for "$a")"
 	"$m/vm/boot.sh" --smp "$smp" --memory "$memory" $kvm \
-		--limit "$(limit_for "$a")" --append "$guest_append" \
+		--limit "$limit" --limit-why "$why" --append "$guest_append" \
 		"$a" "${k_path[$i]}" "${initrd[$a]}" "$work/$l" 2>"$work/$l.err" || rc=$?
 	t1=$(date +%s%N)
 	if [ "$rc" = 0 ]; then

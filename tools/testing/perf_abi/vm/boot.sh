@@ -5,7 +5,7 @@
 # back over the serial console:
 #
 #   boot.sh [--append ARGS] [--smp N] [--memory M] [--kvm] [--limit SECS]
-#           ARCH KERNEL INITRD PREFIX
+#           [--limit-why TEXT] ARCH KERNEL INITRD PREFIX
 #
 # Writes PREFIX.console (the whole console) and, when the guest sent its
 # framed KTAP (vm/init; checked against its line count and md5),
@@ -21,7 +21,7 @@
 # with.
 set -eu
 
-append= smp=2 mem=512 kvm= limit=300
+append= smp=2 mem=512 kvm= limit=300 why=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--append) append=$2; shift 2 ;;
@@ -29,6 +29,7 @@ while [ $# -gt 0 ]; do
 	--memory) mem=$2; shift 2 ;;
 	--kvm) kvm=1; shift ;;
 	--limit) limit=$2; shift 2 ;;
+	--limit-why) why=$2; shift 2 ;;
 	--) shift; break ;;
 	-*) echo "boot.sh: unknown option '$1'" >&2; exit 2 ;;
 	*) break ;;
@@ -108,7 +109,7 @@ fail() {	# MESSAGE: it and the last 30 console lines, exit 3
 }
 
 if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
-	fail "guest hung: no end marker within ${limit}s"
+	fail "guest hung: no end marker within ${limit}s${why:+ ($why)}"
 fi
 if [ -n "$oops" ]; then
 	what=$(echo "${oops#*:}" | sed -E 's/^\[ *[0-9.]+\] //' | cut -c1-100)
