@@ -24,7 +24,7 @@ Run the perf_events user-page ABI selftests on the running kernel, or boot
 kernels under qemu (software emulation) and run them there.
 
   -t, --test NAME     run one test program (mmap_page, rdpmc), or one TEST
-                      as PROG:TEST (e.g. mmap_page:size_matches_header;
+                      as PROG:TEST (e.g. mmap_page:cap_fields_are_abi_bits;
                       single TESTs need a 6.12 or newer kselftest harness)
   -l, --log FILE      also write the KTAP output to FILE (one kernel)
   -h, --help          show this help
