@@ -3,7 +3,7 @@
 #
 # The mutant kill matrix.
 #   run.sh [--arch x86_64,arm64] [--mutant NAME,...] [--output DIR]
-#          [--ktap FILE] [--jobs N]
+#          [--ktap FILE] [--jobs N] [--fresh]
 # Builds (or reuses) one kernel per arch with every patch of this directory
 # applied (kernels/tiny.sh), boots it once pristine (no parameter) and once
 # per mutant (perf_abi_mutant=NAME) through ./run_tests.sh with a kselftest
@@ -14,6 +14,10 @@
 # of ours and every boot ended with a verdict; else 1 (2: bad usage).
 # --ktap FILE also writes one ok/not ok per (arch, mutant) and per pristine
 # kernel, in the kselftest runner's format.
+# Results are cached in $PERF_ABI_CACHE/mutant-runs under a hash of the
+# kernel image, the install tree, the mutant and the runner (run_tests.sh,
+# vm/, lib/): a rerun with nothing changed boots nothing.  --fresh boots
+# every kernel again (e.g. to look at a flaky test).
 # Needs the top Makefile's install trees: run it as `make mutants`, which
 # passes INSTALL_x86_64/INSTALL_arm64 (combined trees) in the environment.
 set -u
@@ -26,6 +30,8 @@ only=
 out=$top/build/mutants/runs
 ktap=
 jobs=${PERF_ABI_JOBS:-$(nproc)}
+fresh=
+cache=${PERF_ABI_CACHE:-$HOME/.cache/perf-abi}/mutant-runs
 
 die() { echo "mutants/run.sh: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
@@ -35,7 +41,8 @@ while [ $# -gt 0 ]; do
 	--output) out=${2:?}; shift 2 ;;
 	--ktap) ktap=${2:?}; shift 2 ;;
 	--jobs) jobs=${2:?}; shift 2 ;;
-	-h|--help) sed -n '4,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--fresh) fresh=1; shift ;;
+	-h|--help) sed -n '4,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown option '$1' (try --help)" ;;
 	esac
 done
@@ -62,8 +69,11 @@ mutants_for() {	# ARCH -> names, in patch order
 }
 
 rm -rf "$out"
-mkdir -p "$out"
+mkdir -p "$out" "$cache"
 jobfile=$out/jobs
+hash_tree() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum) | sha256sum | cut -c1-16; }
+runner_key=$( { cat "$runner"; for f in "$m"/vm/* "$m"/lib/*; do
+	[ -f "$f" ] && cat "$f"; done; } | sha256sum | cut -c1-16)
 : > "$jobfile"
 for a in ${arches//,/ }; do
 	case $a in x86_64|arm64) ;; *) die "unknown arch '$a'" ;; esac
@@ -75,25 +85,36 @@ for a in ${arches//,/ }; do
 	img=$("$m/kernels/tiny.sh" --arch "$a" "${pargs[@]}") ||
 		die "the $a kernel did not build"
 	echo "kernel $a: $img" >&2
-	echo "$a pristine $img $suite" >> "$jobfile"
+	k=$(sha256sum < "$img" | cut -c1-16)-$(hash_tree "$suite")-$runner_key
+	echo "$a pristine $img $suite $k" >> "$jobfile"
 	for n in $(mutants_for "$a"); do
-		echo "$a $n $img $suite" >> "$jobfile"
+		echo "$a $n $img $suite $k" >> "$jobfile"
 	done
 done
 
 # One boot per line of the job file, $jobs at a time (TCG is CPU bound).
-boot() {	# ARCH NAME IMAGE SUITE
-	local d=$out/$1/$2 app=() t0
+boot() {	# ARCH NAME IMAGE SUITE KEY
+	local d=$out/$1/$2 app=() t0 c=$cache/$1-$2-$5
 	[ "$2" = pristine ] || app=(--append "perf_abi_mutant=$2")
+	if [ -z "$fresh" ] && [ -f "$c/rc" ]; then
+		mkdir -p "$out/$1"
+		cp -a "$c" "$d"
+		echo "  $1 $2: rc $(cut -d' ' -f1 "$d/rc") (cached, $(cut -d' ' -f2 "$d/rc")s when run)" >&2
+		return
+	fi
 	mkdir -p "$d"
 	t0=$(date +%s)
 	"$runner" --kernel "$3" --arch "$1" "${app[@]}" --label "$1-$2" \
 		--output "$d" --suite "$4" > "$d/run.log" 2>&1
 	echo "$? $(( $(date +%s) - t0 ))" > "$d/rc"
+	# Only runs that ended with a verdict are worth keeping.
+	case $(cut -d' ' -f1 "$d/rc") in
+	0|1|4) rm -rf "$c.tmp" && cp -a "$d" "$c.tmp" && rm -rf "$c" && mv "$c.tmp" "$c" ;;
+	esac
 	echo "  $1 $2: rc $(cut -d' ' -f1 "$d/rc"), $(cut -d' ' -f2 "$d/rc")s" >&2
 }
 export -f boot
-export out runner
+export out runner cache fresh
 t0=$(date +%s)
 echo "booting $(wc -l < "$jobfile") kernels, $jobs at a time" >&2
 xargs -P "$jobs" -L 1 bash -c 'boot "$@"' _ < "$jobfile"

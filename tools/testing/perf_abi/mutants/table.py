@@ -146,6 +146,10 @@ def main(argv):
     for a in kills:
         print('%s: ours killed %d/%d mutants; reference suite killed %d/%d'
               % (a, kills[a][0], kills[a][1], up_kills[a][0], up_kills[a][1]))
+    for r in rows:
+        if r['name'] == 'pristine' and r['progs'] is not None:
+            print('%s reference programs: %s' % (r['arch'], ' '.join(
+                p['name'] for p in r['progs'] if p['name'] not in ours)))
     print('matrix: %s' % ('PASS' if ok_all else 'FAIL'))
 
     if ktap_out:
