@@ -16,8 +16,10 @@
 # kernel, in the kselftest runner's format.
 # Results are cached in $PERF_ABI_CACHE/mutant-runs under a hash of the
 # kernel image, the install tree, the mutant and the runner (run_tests.sh,
-# vm/, lib/): a rerun with nothing changed boots nothing.  --fresh boots
-# every kernel again (e.g. to look at a flaky test).
+# vm/, lib/): a rerun with nothing changed boots nothing.  Only expected
+# outcomes are kept (pristine passed, mutant killed): a false alarm, a
+# survivor or a run without verdict is booted again next time, so a flaky
+# test cannot freeze a wrong verdict.  --fresh boots every kernel again.
 # Needs the top Makefile's install trees: run it as `make mutants`, which
 # passes INSTALL_x86_64/INSTALL_arm64 (combined trees) in the environment.
 set -u
@@ -84,6 +86,12 @@ for a in ${arches//,/ }; do
 	for p in "${patches[@]}"; do pargs+=(--patch "$p"); done
 	img=$("$m/kernels/tiny.sh" --arch "$a" "${pargs[@]}") ||
 		die "the $a kernel did not build"
+	# Make the guest's initramfs once before parallel boots: in a cold
+	# cache two runners fetching busybox at once trip over each other.
+	if [ -x "$m/vm/initramfs.sh" ]; then
+		"$m/vm/initramfs.sh" "$a" "$suite" >/dev/null ||
+			die "no initramfs for $a"
+	fi
 	echo "kernel $a: $img" >&2
 	k=$(sha256sum < "$img" | cut -c1-16)-$(hash_tree "$suite")-$runner_key
 	echo "$a pristine $img $suite $k" >> "$jobfile"
@@ -107,10 +115,7 @@ boot() {	# ARCH NAME IMAGE SUITE KEY
 	"$runner" --kernel "$3" --arch "$1" "${app[@]}" --label "$1-$2" \
 		--output "$d" --suite "$4" > "$d/run.log" 2>&1
 	echo "$? $(( $(date +%s) - t0 ))" > "$d/rc"
-	# Only runs that ended with a verdict are worth keeping.
-	case $(cut -d' ' -f1 "$d/rc") in
-	0|1|4) rm -rf "$c.tmp" && cp -a "$d" "$c.tmp" && rm -rf "$c" && mv "$c.tmp" "$c" ;;
-	esac
+	echo "$c" > "$d/cache-to"
 	echo "  $1 $2: rc $(cut -d' ' -f1 "$d/rc"), $(cut -d' ' -f2 "$d/rc")s" >&2
 }
 export -f boot
@@ -123,3 +128,13 @@ echo "boots done in $(( $(date +%s) - t0 ))s" >&2
 ours=$(sed -n 's/^TEST_GEN_PROGS *:= *//p' \
 	"$top/tools/testing/selftests/perf_events/Makefile")
 python3 "$here/table.py" "$m/lib" "$out" "$jobfile" "$ours" "${ktap:-}"
+rc=$?
+# Keep the runs table.py found as expected (OUTDIR/expected: ARCH NAME).
+while read -r a n; do
+	d=$out/$a/$n
+	[ -f "$d/cache-to" ] || continue
+	c=$(cat "$d/cache-to")
+	rm -rf "$c.tmp" && cp -a "$d" "$c.tmp" && rm -f "$c.tmp/cache-to" &&
+		rm -rf "$c" && mv "$c.tmp" "$c"
+done < <(cat "$out/expected" 2>/dev/null)
+exit $rc

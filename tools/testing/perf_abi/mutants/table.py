@@ -152,6 +152,11 @@ def main(argv):
                 p['name'] for p in r['progs'] if p['name'] not in ours)))
     print('matrix: %s' % ('PASS' if ok_all else 'FAIL'))
 
+    with open(os.path.join(out, 'expected'), 'w') as f:
+        for ok, name, verdict, r in lines:
+            if ok:
+                f.write('%s %s\n' % (r['arch'], r['name']))
+
     if ktap_out:
         with open(ktap_out, 'w') as f:
             f.write('TAP version 13\n1..%d\n' % len(lines))
