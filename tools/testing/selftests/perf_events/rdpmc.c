@@ -187,6 +187,7 @@ static int file_write(const char *path, const char *val)
 
 static void knob_guard(struct knob *k, int pipe_r, int lock)
 {
+	ssize_t n;
 	char c;
 	int fd;
 
@@ -198,8 +199,12 @@ static void knob_guard(struct knob *k, int pipe_r, int lock)
 	for (fd = 3; fd < 1024; fd++)
 		if (fd != pipe_r && fd != lock)
 			close(fd);
-	while (read(pipe_r, &c, 1) > 0 || errno == EINTR)
-		;
+	for (;;) {
+		n = read(pipe_r, &c, 1);
+		if (n > 0 || (n < 0 && errno == EINTR))
+			continue;
+		break; /* EOF: the test is gone */
+	}
 	file_write(k->path, k->saved);
 	_exit(0);
 }
@@ -240,6 +245,20 @@ static int knob_set(struct knob *k, const char *path, const char *val)
 out:
 	if (lock >= 0)
 		close(lock); /* the guardian keeps its copy locked */
+	return err;
+}
+
+/* Read a knob once every earlier guardian has put its value back. */
+static int knob_read(const char *path, char *buf, size_t n)
+{
+	int lock = open(KNOB_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	int err;
+
+	if (lock >= 0)
+		flock(lock, LOCK_EX);
+	err = file_read(path, buf, n);
+	if (lock >= 0)
+		close(lock);
 	return err;
 }
 
@@ -1317,37 +1336,49 @@ TEST(unprivileged)
 
 /*
  * The guardian: a test that dies right after changing a knob still gets
- * it put back, before the next knob_set() reads it.
+ * it put back.  As child subreaper this test inherits the orphaned
+ * guardian and waits for it, so no file lock is needed (tinyconfig
+ * kernels have no CONFIG_FILE_LOCKING).
  */
 TEST(knob_restored_when_killed)
 {
 	char buf[128], before[32], after[32];
 	const char *path = rdpmc_knob(buf, sizeof(buf));
+	pid_t child, guardian = 0;
 	struct knob k;
-	int status;
-	pid_t child;
+	int status, p[2];
 
 	if (!path)
 		path = PARANOID;
-	if (file_read(path, before, sizeof(before)))
+	if (knob_read(path, before, sizeof(before)))
 		SKIP(return, "cannot read %s", path);
+	ASSERT_EQ(0, prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0));
+	ASSERT_EQ(0, pipe(p));
 	child = fork();
 	ASSERT_LE(0, child);
 	if (child == 0) {
+		close(p[0]);
 		if (knob_set(&k, path, atoi(before) == 1 ? "0" : "1"))
 			_exit(2);
+		if (write(p[1], &k.guardian, sizeof(k.guardian)) < 0)
+			_exit(3);
 		raise(SIGKILL);
 		_exit(3);
 	}
+	close(p[1]);
 	ASSERT_EQ(child, waitpid(child, &status, 0));
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 2)
 		SKIP(return, "cannot write %s", path);
 	ASSERT_TRUE(WIFSIGNALED(status));
-	/* waits on the lock the guardian holds until it has restored */
-	ASSERT_EQ(0, knob_set(&k, path, before));
-	ASSERT_EQ(0, k.guardian) TH_LOG("%s was not restored", path);
-	ASSERT_EQ(0, file_read(path, after, sizeof(after)));
-	ASSERT_EQ(atoi(before), atoi(after));
+	ASSERT_EQ((ssize_t)sizeof(guardian),
+		  read(p[0], &guardian, sizeof(guardian)));
+	close(p[0]);
+	ASSERT_LT(0, guardian) TH_LOG("the knob was set without a guardian");
+	/* the write end died with the child: the guardian restores, exits */
+	ASSERT_EQ(guardian, waitpid(guardian, &status, 0));
+	ASSERT_EQ(0, knob_read(path, after, sizeof(after)));
+	EXPECT_EQ(atoi(before), atoi(after))
+	TH_LOG("%s was not restored", path);
 }
 
 /* After exec the new image opens, maps and self-reads (4.14-era fix). */
