@@ -40,12 +40,17 @@ if [ "$host_debarch" = "$debarch" ] &&
 	bb=/bin/busybox
 else
 	bbdir=$cache/busybox-$debarch
+	# One fetch at a time: parallel guests on a cold cache share it.
+	mkdir -p "$cache"
+	exec 9>"$bbdir.lock"
+	flock 9
 	if [ ! -x "$bbdir/bin/busybox" ]; then
 		rm -rf "$bbdir.tmp"
 		"$(dirname "$here")/lib/apt-fetch.sh" "$debarch" "$bbdir.tmp" busybox-static >/dev/null ||
 			die "cannot fetch busybox-static for $debarch"
 		rm -rf "$bbdir" && mv "$bbdir.tmp" "$bbdir"
 	fi
+	exec 9>&-
 	bb=$bbdir/bin/busybox
 fi
 file -L "$bb" | grep -q "$elf.*statically linked" || die "$bb is not a static $arch busybox"
