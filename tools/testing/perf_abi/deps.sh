@@ -19,7 +19,7 @@ fi
 pkgs_suite="build-essential clang libcap-dev linux-libc-dev perl python3
 	xz-utils rsync"
 pkgs_build="$pkgs_suite linux-source-6.12"
-pkgs_vm="qemu-system-x86 qemu-system-arm busybox-static cpio
+pkgs_vm="qemu-system-x86 qemu-system-arm busybox-static cpio file
 	gcc-aarch64-linux-gnu libc6-dev-arm64-cross dpkg-dev zstd"
 pkgs_kernel="flex bison bc libelf-dev libssl-dev kmod gcc-aarch64-linux-gnu"
 
