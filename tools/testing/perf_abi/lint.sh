@@ -53,11 +53,14 @@ for f in $files; do
 done
 
 for kver in 6.12 6.1; do
+	make -s -C "$top" stage KVER=$kver >"$tmp/stage.log" 2>&1
+	staged=$?
 	for cc in gcc clang; do
 		llvm=
 		[ $cc = clang ] && llvm=LLVM=1
 		mkdir -p "$tmp/$cc-$kver"
-		make -s -C "$top" stage KVER=$kver >"$tmp/log" 2>&1 &&
+		cp "$tmp/stage.log" "$tmp/log"
+		[ $staged = 0 ] &&
 		make -s -C "$top/build/ksft-$kver/$suite" $llvm \
 			OUTPUT="$tmp/$cc-$kver" CPPFLAGS=-Werror \
 			>>"$tmp/log" 2>&1
