@@ -12,6 +12,12 @@
 #define PAGE 4096
 #define DATA 4096
 
+/*
+ * Every page is built through bitfields as the compiler lays them out for
+ * the target, never by bit numbers: on big-endian targets cap_bit0 is the
+ * top bit of capabilities, and the checks must agree.
+ */
+
 /* The header of a 3.4-3.11 kernel: every cap_usr_* field is bit 0. */
 struct union_page {
 	__u32 version, compat_version, lock, index;
@@ -23,8 +29,23 @@ struct union_page {
 	};
 };
 
+/* The header of 3.12-rc1 (860f085b74e9 and time_zero): no bit-1 meaning. */
+struct rc1_page {
+	__u32 version, compat_version, lock, index;
+	__s64 offset;
+	__u64 time_enabled, time_running;
+	union {
+		__u64 capabilities;
+		struct {
+			__u64 cap_usr_time : 1, cap_usr_rdpmc : 1,
+				cap_usr_time_zero : 1, cap_____res : 61;
+		};
+	};
+};
+
 union buf {
 	unsigned char b[PAGE + DATA];
+	struct perf_event_mmap_page pg;
 	uint64_t align[(PAGE + DATA) / 8];
 };
 
@@ -38,16 +59,16 @@ static void put32(union buf *p, size_t off, uint32_t v)
 	memcpy(p->b + off, &v, sizeof(v));
 }
 
-/* What a 6.x kernel maps for a software event: caps 0x2, size 96. */
+/* What a 6.x kernel maps for a software event: bit 1 set, size 96. */
 static union buf *good_page(void)
 {
 	union buf *p = calloc(1, sizeof(*p));
 
-	put64(p, UP_CAPS, 1ULL << UP_CAP_BIT0_IS_DEPRECATED);
-	put32(p, UP_SIZE, UP_SIZE_HDR);
-	put64(p, UP_TIME_MASK, ~0ULL); /* a field below size: not reserved */
-	put64(p, UP_DATA_OFFSET, PAGE);
-	put64(p, UP_DATA_SIZE, DATA);
+	p->pg.cap_bit0_is_deprecated = 1;
+	p->pg.size = UP_SIZE_HDR;
+	p->pg.time_mask = ~0ULL; /* a field below size: not reserved */
+	p->pg.data_offset = PAGE;
+	p->pg.data_size = DATA;
 	return p;
 }
 
@@ -61,17 +82,19 @@ static uint64_t put_record(union buf *p, uint64_t pos, uint32_t type,
 	return pos + size;
 }
 
-#define EXPECT_REJECTED(call)                                      \
-	do {                                                       \
-		struct up_msg m = { "" };                          \
-		EXPECT_FALSE(call) TH_LOG("accepted: " #call);     \
-		EXPECT_NE('\0', m.s[0]) TH_LOG("no reason given"); \
-		TH_LOG("rejected as expected: %s", m.s);           \
+/* A rejection gives a reason and names the commits behind the promise. */
+#define EXPECT_REJECTED(call)                                        \
+	do {                                                         \
+		struct up_msg m = { 0 };                             \
+		EXPECT_FALSE(call) TH_LOG("accepted: " #call);       \
+		EXPECT_NE('\0', m.s[0]) TH_LOG("no reason given");   \
+		EXPECT_NE(NULL, m.hint) TH_LOG("no hint: " #call);   \
+		TH_LOG("rejected as expected: %s", m.s);             \
 	} while (0)
 
 #define EXPECT_ACCEPTED(call)                        \
 	do {                                         \
-		struct up_msg m = { "" };            \
+		struct up_msg m = { 0 };             \
 		EXPECT_TRUE(call) TH_LOG("%s", m.s); \
 	} while (0)
 
@@ -86,7 +109,7 @@ TEST(good_page_passes_every_check)
 	EXPECT_ACCEPTED(up_check_bit0(p->b, &m));
 	EXPECT_ACCEPTED(up_check_bit1(p->b, &m));
 	EXPECT_ACCEPTED(up_check_caps(p->b, &m));
-	EXPECT_ACCEPTED(up_check_size(p->b, UP_SIZE_HDR, &m));
+	EXPECT_ACCEPTED(up_check_size(p->b, &m));
 	EXPECT_ACCEPTED(up_check_reserved(p->b, &m));
 	EXPECT_ACCEPTED(up_check_data_area(p->b, PAGE, 1, &m));
 	EXPECT_ACCEPTED(up_check_head_grew(p->b, 0, 56, &m));
@@ -94,11 +117,63 @@ TEST(good_page_passes_every_check)
 	free(p);
 }
 
+/*
+ * The places the suite reads the capabilities at are where the compiler
+ * puts the header's named bitfields on this target (bit 63 down on
+ * big-endian), one field, one bit.
+ */
+TEST(suite_reads_the_header_bitfields)
+{
+	union buf *p = calloc(1, sizeof(*p));
+	static const struct {
+		const char *name;
+		int shift;
+	} f[] = {
+		{ "cap_bit0", UP_CAP_BIT0 },
+		{ "cap_bit0_is_deprecated", UP_CAP_BIT0_IS_DEPRECATED },
+		{ "cap_user_rdpmc", UP_CAP_USER_RDPMC },
+		{ "cap_user_time", UP_CAP_USER_TIME },
+		{ "cap_user_time_zero", UP_CAP_USER_TIME_ZERO },
+		{ "cap_user_time_short", UP_CAP_USER_TIME_SHORT },
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(f); i++) {
+		p->pg.capabilities = 0;
+		switch (i) {
+		case 0:
+			p->pg.cap_bit0 = 1;
+			break;
+		case 1:
+			p->pg.cap_bit0_is_deprecated = 1;
+			break;
+		case 2:
+			p->pg.cap_user_rdpmc = 1;
+			break;
+		case 3:
+			p->pg.cap_user_time = 1;
+			break;
+		case 4:
+			p->pg.cap_user_time_zero = 1;
+			break;
+		case 5:
+			p->pg.cap_user_time_short = 1;
+			break;
+		}
+		EXPECT_EQ(1ULL << f[i].shift, up_u64(p->b, UP_CAPS))
+		TH_LOG("%s: capabilities 0x%llx, the suite reads shift %d",
+		       f[i].name, (unsigned long long)up_u64(p->b, UP_CAPS),
+		       f[i].shift);
+		EXPECT_TRUE(up_cap(p->b, f[i].shift));
+	}
+	free(p);
+}
+
 TEST(bit0_set_is_rejected)
 {
 	union buf *p = good_page();
 
-	put64(p, UP_CAPS, 0x3);
+	p->pg.cap_bit0 = 1;
 	EXPECT_REJECTED(up_check_bit0(p->b, &m));
 	EXPECT_REJECTED(up_check_caps(p->b, &m));
 	free(p);
@@ -108,7 +183,8 @@ TEST(bit1_clear_is_rejected)
 {
 	union buf *p = good_page();
 
-	put64(p, UP_CAPS, 1ULL << UP_CAP_USER_TIME);
+	p->pg.cap_bit0_is_deprecated = 0;
+	p->pg.cap_user_time = 1;
 	EXPECT_REJECTED(up_check_bit1(p->b, &m));
 	EXPECT_REJECTED(up_check_caps(p->b, &m));
 	free(p);
@@ -120,11 +196,11 @@ TEST(union_layout_is_rejected)
 	union buf *p = good_page();
 	struct union_page u = { 0 };
 
-	u.cap_usr_time = 1;
 	u.cap_usr_rdpmc = 1;
 	put64(p, UP_CAPS, u.capabilities);
 	EXPECT_REJECTED(up_check_bit0(p->b, &m));
 	EXPECT_REJECTED(up_check_bit1(p->b, &m));
+	EXPECT_REJECTED(up_check_caps(p->b, &m));
 	free(p);
 }
 
@@ -132,32 +208,52 @@ TEST(union_layout_is_rejected)
 TEST(rc1_layout_is_rejected)
 {
 	union buf *p = good_page();
+	struct rc1_page r = { 0 };
 
-	put64(p, UP_CAPS, 1ULL << 0); /* user time only */
+	r.cap_usr_time = 1; /* user time only: bit 0 */
+	put64(p, UP_CAPS, r.capabilities);
 	EXPECT_REJECTED(up_check_caps(p->b, &m));
-	put64(p, UP_CAPS, 1ULL << 0 | 1ULL << 1); /* time and rdpmc */
+	r.cap_usr_rdpmc = 1; /* time and rdpmc: bits 0 and 1 */
+	put64(p, UP_CAPS, r.capabilities);
+	EXPECT_REJECTED(up_check_caps(p->b, &m));
+	r.cap_usr_time = 0;
+	r.cap_usr_rdpmc = 0;
+	r.cap_usr_time_zero = 1; /* time_zero alone: bit 2, bit 1 clear */
+	put64(p, UP_CAPS, r.capabilities);
 	EXPECT_REJECTED(up_check_caps(p->b, &m));
 	put64(p, UP_CAPS, 0); /* neither */
 	EXPECT_REJECTED(up_check_caps(p->b, &m));
 	free(p);
 }
 
-/* The named field the header gives must be the ABI bit (the union was not). */
-TEST(union_header_fields_are_rejected)
+/*
+ * size follows the layout of the kernel, not of the header the suite was
+ * built with: an older kernel's 76, 5.9's 96 and a newer kernel's larger
+ * value below data_head are all the ABI.
+ */
+TEST(published_and_newer_sizes_are_accepted)
 {
-	struct union_page u = { 0 };
+	static const uint32_t good[] = {
+		UP_SIZE_MIN, /* 3.12 to 5.8 (fa7315871046) */
+		UP_SIZE_TIME_SHORT, /* 5.9 on (6c0246a4588d) */
+		UP_SIZE_HDR, /* the header built against */
+		UP_SIZE_HDR + 8, /* a kernel newer than the header */
+		UP_DATA_HEAD, /* the largest a layout can be */
+	};
 	union buf *p = good_page();
+	unsigned int i;
 
-	u.cap_usr_rdpmc = 1;
-	put64(p, UP_CAPS, u.capabilities);
-	EXPECT_REJECTED(up_check_cap_field(p->b, "cap_usr_rdpmc",
-					   UP_CAP_USER_RDPMC, &m));
-	put64(p, UP_CAPS, 1ULL << UP_CAP_USER_RDPMC);
-	EXPECT_ACCEPTED(up_check_cap_field(p->b, "cap_user_rdpmc",
-					   UP_CAP_USER_RDPMC, &m));
-	put64(p, UP_CAPS, 1ULL << UP_CAP_USER_RDPMC | 1);
-	EXPECT_REJECTED(up_check_cap_field(p->b, "cap_user_rdpmc",
-					   UP_CAP_USER_RDPMC, &m));
+	p->pg.time_mask = 0; /* reserved on the 3.12 layout */
+	for (i = 0; i < ARRAY_SIZE(good); i++) {
+		put32(p, UP_SIZE, good[i]);
+		EXPECT_ACCEPTED(up_check_size(p->b, &m));
+		EXPECT_ACCEPTED(up_check_reserved(p->b, &m));
+	}
+	/* A newer kernel's fields past the header's size are its own. */
+	put32(p, UP_SIZE, UP_SIZE_HDR + 8);
+	put64(p, UP_SIZE_HDR, 0x1234);
+	EXPECT_ACCEPTED(up_check_size(p->b, &m));
+	EXPECT_ACCEPTED(up_check_reserved(p->b, &m));
 	free(p);
 }
 
@@ -165,19 +261,58 @@ TEST(bad_sizes_are_rejected)
 {
 	static const uint32_t bad[] = {
 		0, /* never written */
-		72, /* offsetof(size): the first 3.12 draft */
-		UP_SIZE_HDR - 8, /* one field short (a backport slip) */
-		UP_SIZE_HDR + 8, /* a field the header does not know */
-		1025,
+		72, /* offsetof(size): the first 3.12 draft (seed 001) */
+		80, /* no layout ends there */
+		UP_SIZE_TIME_SHORT - 8, /* one field short (a backport slip) */
+		UP_DATA_HEAD + 1, /* past data_head */
+		4096,
 	};
 	union buf *p = good_page();
 	unsigned int i;
 
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		put32(p, UP_SIZE, bad[i]);
-		EXPECT_REJECTED(up_check_size(p->b, UP_SIZE_HDR, &m));
+		EXPECT_REJECTED(up_check_size(p->b, &m));
 	}
 	free(p);
+}
+
+/* A 3.12 size with cap_user_time_short: time_cycles/time_mask unsized. */
+TEST(time_short_past_size_is_rejected)
+{
+	union buf *p = good_page();
+
+	p->pg.cap_user_time_short = 1;
+	EXPECT_ACCEPTED(up_check_size(p->b, &m));
+	put32(p, UP_SIZE, UP_SIZE_MIN);
+	EXPECT_REJECTED(up_check_size(p->b, &m));
+	free(p);
+}
+
+/* An old kernel (size 76) leaves time_cycles/time_mask reserved: zero. */
+TEST(old_layout_dirty_time_fields_are_rejected)
+{
+	union buf *p = good_page();
+
+	put32(p, UP_SIZE, UP_SIZE_MIN);
+	EXPECT_REJECTED(up_check_reserved(p->b, &m));
+	p->pg.time_mask = 0;
+	EXPECT_ACCEPTED(up_check_reserved(p->b, &m));
+	p->pg.time_cycles = 1;
+	EXPECT_REJECTED(up_check_reserved(p->b, &m));
+	free(p);
+}
+
+/* One kernel, one struct: two pages of different sizes are a defect. */
+TEST(different_sizes_are_rejected)
+{
+	union buf *a = good_page(), *b = good_page();
+
+	EXPECT_ACCEPTED(up_check_same_size(a->b, b->b, &m));
+	put32(b, UP_SIZE, UP_SIZE_MIN);
+	EXPECT_REJECTED(up_check_same_size(a->b, b->b, &m));
+	free(a);
+	free(b);
 }
 
 TEST(dirty_reserved_tail_is_rejected)

@@ -2,8 +2,12 @@
 /*
  * The perf user page ABI (struct perf_event_mmap_page), checked on pages
  * the running kernel maps: capabilities bit 0 is 0 and bit 1 is 1, size is
- * offsetof(__reserved), the reserved tail is zero and data_head is the
- * u64 at byte 1024 -- for every event kind, scope, privilege and state.
+ * the offsetof(__reserved) of a published layout, the reserved tail is zero
+ * and data_head is the u64 at byte 1024 -- for every event kind, scope,
+ * privilege and state.
+ *
+ * A SKIP reason is a fixed string naming what is needed; what this machine
+ * answered (errno, perf_event_paranoid, euid) goes to the test's log.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -51,8 +55,24 @@ static long page_size(void)
 	return sysconf(_SC_PAGESIZE);
 }
 
-/* Tracepoint id of sched:sched_switch, mounting tracefs privately if needed. */
-static int tracepoint_id(char *why, size_t len)
+#define NEEDS_TRACEFS "needs tracefs with sched:sched_switch readable"
+#define NEEDS_PMU "needs a hardware PMU"
+#define NEEDS_BREAKPOINTS "needs hardware breakpoint support"
+#define NEEDS_COUNTER "needs a free hardware counter"
+#define NEEDS_BREAKPOINT_SLOT "needs a free hardware breakpoint slot"
+#define NEEDS_EVENT "needs this software event in the kernel"
+/* perf_allow_cpu(), Documentation/admin-guide/sysctl/kernel.rst */
+#define NEEDS_CPU_PERM "needs perf_event_paranoid <= 0 or CAP_PERFMON"
+/* a user-only task event: refused only at the distributions' level 3 */
+#define NEEDS_TASK_PERM "needs perf_event_paranoid <= 2 or CAP_SYS_ADMIN"
+#define NEEDS_NOBODY "needs root to become uid 65534"
+#define NEEDS_LIBCAP "needs libcap to clear the effective capabilities"
+
+/*
+ * Tracepoint id of sched:sched_switch, mounting tracefs privately if needed;
+ * -errno when there is none.
+ */
+static int tracepoint_id(void)
 {
 	static const char *const paths[] = {
 		"/sys/kernel/tracing/events/sched/sched_switch/id",
@@ -78,14 +98,14 @@ static int tracepoint_id(char *why, size_t len)
 			return atoi(buf);
 		}
 	}
-	snprintf(why, len, "no tracefs with sched:sched_switch (%s)",
-		 strerror(errno));
-	return -1;
+	return -errno;
 }
 
-/* The attr of one kind: user-only, so unprivileged runs may open it. */
-static int kind_attr(enum kind k, struct perf_event_attr *a, char *why,
-		     size_t len)
+/*
+ * The attr of one kind: user-only, so unprivileged runs may open it.
+ * Returns 0, or -errno when the tracepoint's id cannot be read.
+ */
+static int kind_attr(enum kind k, struct perf_event_attr *a)
 {
 	static const struct {
 		__u32 type;
@@ -120,9 +140,9 @@ static int kind_attr(enum kind k, struct perf_event_attr *a, char *why,
 	a->sample_period = 1000000;
 	a->sample_type = PERF_SAMPLE_IP;
 	if (k == K_TRACEPOINT) {
-		id = tracepoint_id(why, len);
+		id = tracepoint_id();
 		if (id < 0)
-			return -1;
+			return id;
 		a->config = id;
 		a->sample_period = 1;
 	} else if (k == K_BREAKPOINT) {
@@ -134,60 +154,66 @@ static int kind_attr(enum kind k, struct perf_event_attr *a, char *why,
 	return 0;
 }
 
-static int drop_privileges(enum priv p, char *why, size_t len)
+/* NULL when done, else the SKIP reason (errno is left set). */
+static const char *drop_privileges(enum priv p)
 {
 	cap_t caps;
 	int err;
 
 	if (p == PRIV_AS_RUN)
-		return 0;
+		return NULL;
 	/* From root, setuid() without PR_SET_KEEPCAPS empties every set. */
 	if (p == PRIV_NOBODY && geteuid() == 0 &&
-	    (setgroups(0, NULL) || setgid(65534) || setuid(65534))) {
-		snprintf(why, len, "cannot become uid 65534: %s",
-			 strerror(errno));
-		return -1;
-	}
+	    (setgroups(0, NULL) || setgid(65534) || setuid(65534)))
+		return NEEDS_NOBODY;
 	caps = cap_get_proc();
 	err = !caps || cap_clear_flag(caps, CAP_EFFECTIVE) ||
 	      cap_set_proc(caps);
-	if (err)
-		snprintf(why, len, "libcap: %s", strerror(errno));
 	cap_free(caps);
-	return err ? -1 : 0;
+	return err ? NEEDS_LIBCAP : NULL;
 }
 
-/* Why the kernel refused an event: the reasons that mean "unsupported". */
-static bool open_refused(int err, char *why, size_t len)
+static int paranoid_level(void)
 {
-	int paranoid = -9;
 	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+	int level = -9;
 
 	if (f) {
-		if (fscanf(f, "%d", &paranoid) != 1)
-			paranoid = -9;
+		if (fscanf(f, "%d", &level) != 1)
+			level = -9;
 		fclose(f);
 	}
+	return level;
+}
+
+/*
+ * The one policy for a refused perf_event_open(): NULL when err does not
+ * mean "not available here" (the caller fails), else the SKIP reason, a
+ * fixed string per kind of event, scope and cause.  What this machine
+ * answered goes to the test's log.
+ */
+static const char *open_refused(struct __test_metadata *_metadata, int err,
+				const struct perf_event_attr *attr, int cpu)
+{
+	bool hw = attr->type == PERF_TYPE_HARDWARE;
+	bool bp = attr->type == PERF_TYPE_BREAKPOINT;
+
+	TH_LOG("perf_event_open type %u config %llu %s: %s; perf_event_paranoid %d, euid %d",
+	       attr->type, (unsigned long long)attr->config,
+	       cpu < 0 ? "per task" : "per cpu", strerror(err),
+	       paranoid_level(), geteuid());
 	switch (err) {
 	case ENOENT:
 	case EOPNOTSUPP:
 	case ENODEV:
-		snprintf(why, len, "not supported by this kernel or PMU (%s)",
-			 strerror(err));
-		return true;
+		return hw ? NEEDS_PMU : bp ? NEEDS_BREAKPOINTS : NEEDS_EVENT;
 	case ENOSPC:
-		snprintf(why, len, "no free counter or breakpoint slot (%s)",
-			 strerror(err));
-		return true;
+		return bp ? NEEDS_BREAKPOINT_SLOT : NEEDS_COUNTER;
 	case EACCES:
 	case EPERM:
-		snprintf(why, len,
-			 "refused (%s) at perf_event_paranoid=%d, euid %d",
-			 strerror(err), paranoid, geteuid());
-		return true;
+		return cpu < 0 ? NEEDS_TASK_PERM : NEEDS_CPU_PERM;
 	}
-	snprintf(why, len, "perf_event_open: %s", strerror(err));
-	return false;
+	return NULL;
 }
 
 FIXTURE(page)
@@ -196,8 +222,7 @@ FIXTURE(page)
 	int fd;
 	void *base;
 	size_t len;
-	char why[200];
-	bool refused;
+	const char *skip; /* why the event is not available here */
 };
 
 FIXTURE_VARIANT(page)
@@ -577,21 +602,30 @@ static int open_variant(struct perf_event_attr *attr,
 
 FIXTURE_SETUP(page)
 {
+	int err;
+
 	self->fd = -1;
 	self->base = MAP_FAILED;
 	self->len = 3 * page_size();
 	/* The 6.1 harness runs the body even after SKIP here: record why. */
-	if (kind_attr(variant->kind, &self->attr, self->why,
-		      sizeof(self->why)) ||
-	    drop_privileges(variant->priv, self->why, sizeof(self->why))) {
-		self->refused = true;
+	err = kind_attr(variant->kind, &self->attr);
+	if (err) {
+		TH_LOG("sched:sched_switch id: %s", strerror(-err));
+		self->skip = NEEDS_TRACEFS;
+		return;
+	}
+	self->skip = drop_privileges(variant->priv);
+	if (self->skip) {
+		TH_LOG("dropping privileges: %s", strerror(errno));
 		return;
 	}
 	self->fd = open_variant(&self->attr, variant, -1);
 	if (self->fd < 0) {
-		self->refused =
-			open_refused(errno, self->why, sizeof(self->why));
-		ASSERT_TRUE(self->refused) TH_LOG("%s", self->why);
+		err = errno;
+		self->skip =
+			open_refused(_metadata, err, &self->attr, variant->cpu);
+		ASSERT_NE(NULL, self->skip)
+		TH_LOG("perf_event_open: %s", strerror(err));
 		return;
 	}
 	self->base = mmap(NULL, self->len, PROT_READ | PROT_WRITE, MAP_SHARED,
@@ -607,9 +641,26 @@ FIXTURE_TEARDOWN(page)
 		close(self->fd);
 }
 
+/*
+ * The one way a test reports a check's verdict: EXPECT it, and on the first
+ * failure of the test name the commits that made the promise in one hint:
+ * line (each test runs in a process of its own).
+ */
+static void expect_ok(struct __test_metadata *_metadata, bool ok,
+		      const struct up_msg *m, const char *state)
+{
+	static bool hinted;
+
+	EXPECT_TRUE(ok) TH_LOG("%s: %s", state, m->s);
+	if (!ok && !hinted) {
+		hinted = true;
+		fprintf(stderr, "# hint: %s\n", m->hint);
+	}
+}
+
 /* Every promise about the page that holds in any state, on one snapshot. */
-static void __expect_page_abi(struct __test_metadata *_metadata, const void *pg,
-			      const char *state)
+static void expect_page_abi(struct __test_metadata *_metadata, const void *pg,
+			    const char *state)
 {
 	unsigned char snap[UP_HDR_LEN];
 	struct up_msg m;
@@ -617,16 +668,13 @@ static void __expect_page_abi(struct __test_metadata *_metadata, const void *pg,
 	ASSERT_EQ(0, up_snapshot(pg, snap))
 	TH_LOG("%s: page lock never settled", state);
 	/* uapi: cap_bit0 "Always 0", cap_bit0_is_deprecated "Always 1" */
-	EXPECT_TRUE(up_check_bit0(snap, &m)) TH_LOG("%s: %s", state, m.s);
-	EXPECT_TRUE(up_check_bit1(snap, &m)) TH_LOG("%s: %s", state, m.s);
+	expect_ok(_metadata, up_check_bit0(snap, &m), &m, state);
+	expect_ok(_metadata, up_check_bit1(snap, &m), &m, state);
 	/* uapi: size "Header size up to __reserved[] fields" */
-	EXPECT_TRUE(up_check_size(snap, UP_SIZE_HDR, &m))
-	TH_LOG("%s: %s", state, m.s);
+	expect_ok(_metadata, up_check_size(snap, &m), &m, state);
 	/* uapi: __reserved "align to 1k": never written */
-	EXPECT_TRUE(up_check_reserved(snap, &m)) TH_LOG("%s: %s", state, m.s);
+	expect_ok(_metadata, up_check_reserved(snap, &m), &m, state);
 }
-
-#define expect_page_abi(pg, state) __expect_page_abi(_metadata, pg, state)
 
 /* Work that moves every software counter of the variants. */
 static void workload(void)
@@ -651,36 +699,36 @@ static void workload(void)
 TEST_F(page, opened_disabled)
 {
 	if (self->fd < 0)
-		SKIP(return, "%s", self->why);
-	expect_page_abi(self->base, "opened disabled");
+		SKIP(return, "%s", self->skip);
+	expect_page_abi(_metadata, self->base, "opened disabled");
 }
 
 TEST_F(page, after_enable)
 {
 	if (self->fd < 0)
-		SKIP(return, "%s", self->why);
+		SKIP(return, "%s", self->skip);
 	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_ENABLE, 0));
-	expect_page_abi(self->base, "after ENABLE");
+	expect_page_abi(_metadata, self->base, "after ENABLE");
 }
 
 TEST_F(page, after_disable)
 {
 	if (self->fd < 0)
-		SKIP(return, "%s", self->why);
+		SKIP(return, "%s", self->skip);
 	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_ENABLE, 0));
 	workload();
 	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_DISABLE, 0));
-	expect_page_abi(self->base, "after DISABLE");
+	expect_page_abi(_metadata, self->base, "after DISABLE");
 }
 
 TEST_F(page, after_reset)
 {
 	if (self->fd < 0)
-		SKIP(return, "%s", self->why);
+		SKIP(return, "%s", self->skip);
 	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_ENABLE, 0));
 	workload();
 	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_RESET, 0));
-	expect_page_abi(self->base, "after RESET");
+	expect_page_abi(_metadata, self->base, "after RESET");
 }
 
 TEST_F(page, after_period)
@@ -688,54 +736,59 @@ TEST_F(page, after_period)
 	__u64 period = 500000;
 
 	if (self->fd < 0)
-		SKIP(return, "%s", self->why);
+		SKIP(return, "%s", self->skip);
 	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_ENABLE, 0));
 	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_PERIOD, &period))
 	TH_LOG("PERIOD: %s", strerror(errno));
 	workload();
-	expect_page_abi(self->base, "after PERIOD");
+	expect_page_abi(_metadata, self->base, "after PERIOD");
 }
 
 TEST_F(page, after_refresh)
 {
 	if (self->fd < 0)
-		SKIP(return, "%s", self->why);
+		SKIP(return, "%s", self->skip);
 	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_REFRESH, 1))
 	TH_LOG("REFRESH: %s", strerror(errno));
 	workload();
-	expect_page_abi(self->base, "after REFRESH");
+	expect_page_abi(_metadata, self->base, "after REFRESH");
 }
 
 TEST_F(page, after_workload)
 {
 	if (self->fd < 0)
-		SKIP(return, "%s", self->why);
+		SKIP(return, "%s", self->skip);
 	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_ENABLE, 0));
 	workload();
-	expect_page_abi(self->base, "after a workload");
+	expect_page_abi(_metadata, self->base, "after a workload");
 }
 
 TEST_F(page, group_sibling)
 {
 	struct perf_event_attr attr = self->attr;
+	const char *skip;
+	int fd, err = 0;
 	void *pg;
-	int fd;
 
 	if (self->fd < 0)
-		SKIP(return, "%s", self->why);
+		SKIP(return, "%s", self->skip);
 	attr.disabled = 0;
 	fd = open_variant(&attr, variant, self->fd);
-	if (fd < 0 && open_refused(errno, self->why, sizeof(self->why)))
-		SKIP(return, "sibling: %s", self->why);
-	ASSERT_LE(0, fd) TH_LOG("sibling: %s", strerror(errno));
+	if (fd < 0) {
+		err = errno;
+		skip = open_refused(_metadata, err, &attr, variant->cpu);
+		if (skip)
+			SKIP(return, "%s", skip);
+	}
+	ASSERT_LE(0, fd) TH_LOG("sibling: %s", strerror(err));
 	pg = mmap(NULL, 2 * page_size(), PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 		  0);
 	ASSERT_NE(MAP_FAILED, pg) TH_LOG("mmap sibling: %s", strerror(errno));
 	ASSERT_EQ(0,
 		  ioctl(self->fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP));
 	workload();
-	expect_page_abi(self->base, "group leader");
-	expect_page_abi(pg, "group sibling");
+	expect_page_abi(_metadata, self->base, "group leader");
+	expect_page_abi(_metadata, pg, "group sibling");
 	munmap(pg, 2 * page_size());
 	close(fd);
 }
@@ -745,28 +798,29 @@ TEST_F(page, second_mmap)
 	void *pg;
 
 	if (self->fd < 0)
-		SKIP(return, "%s", self->why);
+		SKIP(return, "%s", self->skip);
 	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_ENABLE, 0));
 	pg = mmap(NULL, self->len, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd,
 		  0);
 	ASSERT_NE(MAP_FAILED, pg) TH_LOG("second mmap: %s", strerror(errno));
 	workload();
-	expect_page_abi(pg, "second mapping of the fd");
-	expect_page_abi(self->base, "first mapping, after the second");
+	expect_page_abi(_metadata, pg, "second mapping of the fd");
+	expect_page_abi(_metadata, self->base,
+			"first mapping, after the second");
 	munmap(pg, self->len);
 }
 
 TEST_F(page, munmap_then_mmap)
 {
 	if (self->fd < 0)
-		SKIP(return, "%s", self->why);
+		SKIP(return, "%s", self->skip);
 	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_ENABLE, 0));
 	workload();
 	ASSERT_EQ(0, munmap(self->base, self->len));
 	self->base = mmap(NULL, self->len, PROT_READ | PROT_WRITE, MAP_SHARED,
 			  self->fd, 0);
 	ASSERT_NE(MAP_FAILED, self->base) TH_LOG("mmap: %s", strerror(errno));
-	expect_page_abi(self->base, "mapped again after munmap");
+	expect_page_abi(_metadata, self->base, "mapped again after munmap");
 }
 
 TEST_F(page, read_only_mapping)
@@ -775,7 +829,7 @@ TEST_F(page, read_only_mapping)
 	int fd;
 
 	if (self->fd < 0)
-		SKIP(return, "%s", self->why);
+		SKIP(return, "%s", self->skip);
 	/* A fresh event: a read-only buffer cannot share a writable one's. */
 	fd = open_variant(&self->attr, variant, -1);
 	ASSERT_LE(0, fd) TH_LOG("%s", strerror(errno));
@@ -783,7 +837,7 @@ TEST_F(page, read_only_mapping)
 	ASSERT_NE(MAP_FAILED, pg) TH_LOG("PROT_READ mmap: %s", strerror(errno));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
 	workload();
-	expect_page_abi(pg, "PROT_READ mapping");
+	expect_page_abi(_metadata, pg, "PROT_READ mapping");
 	munmap(pg, self->len);
 	close(fd);
 }
@@ -800,7 +854,7 @@ TEST_F(page, sizes_1_and_1_plus_2n_pages)
 	int fd;
 
 	if (self->fd < 0)
-		SKIP(return, "%s", self->why);
+		SKIP(return, "%s", self->skip);
 	for (i = 0; i < ARRAY_SIZE(data_pages); i++) {
 		fd = open_variant(&self->attr, variant, -1);
 		ASSERT_LE(0, fd) TH_LOG("%s", strerror(errno));
@@ -811,13 +865,14 @@ TEST_F(page, sizes_1_and_1_plus_2n_pages)
 		ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
 		workload();
 		snprintf(state, sizeof(state), "1+%d pages", data_pages[i]);
-		expect_page_abi(pg, state);
+		expect_page_abi(_metadata, pg, state);
 		if (data_pages[i]) {
 			ASSERT_EQ(0, up_snapshot(pg, snap));
 			/* uapi data_offset/data_size (4.1): the area after the page */
-			EXPECT_TRUE(up_check_data_area(snap, page_size(),
-						       data_pages[i], &m))
-			TH_LOG("%s: %s", state, m.s);
+			expect_ok(_metadata,
+				  up_check_data_area(snap, page_size(),
+						     data_pages[i], &m),
+				  &m, state);
 		}
 		munmap(pg, len);
 		close(fd);
@@ -846,10 +901,9 @@ static int check_fd_page(int fd, size_t len, const char *who)
 		return 1;
 	}
 	ok = up_check_bit0(snap, &m) && up_check_bit1(snap, &m) &&
-	     up_check_size(snap, UP_SIZE_HDR, &m) &&
-	     up_check_reserved(snap, &m);
+	     up_check_size(snap, &m) && up_check_reserved(snap, &m);
 	if (!ok)
-		fprintf(stderr, "# %s: %s\n", who, m.s);
+		fprintf(stderr, "# %s: %s\n# hint: %s\n", who, m.s, m.hint);
 	munmap(pg, len);
 	return !ok;
 }
@@ -871,7 +925,7 @@ TEST_F(page, forked_child_maps_fd)
 	pid_t pid;
 
 	if (self->fd < 0)
-		SKIP(return, "%s", self->why);
+		SKIP(return, "%s", self->skip);
 	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_ENABLE, 0));
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -880,7 +934,7 @@ TEST_F(page, forked_child_maps_fd)
 		_exit(check_fd_page(self->fd, self->len, "forked child"));
 	}
 	expect_child_ok(_metadata, pid, "forked child");
-	expect_page_abi(self->base, "parent after fork");
+	expect_page_abi(_metadata, self->base, "parent after fork");
 }
 
 /* The fd survives exec; the new image maps and checks it. */
@@ -890,7 +944,7 @@ TEST_F(page, after_exec)
 	pid_t pid;
 
 	if (self->fd < 0)
-		SKIP(return, "%s", self->why);
+		SKIP(return, "%s", self->skip);
 	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_ENABLE, 0));
 	snprintf(fdstr, sizeof(fdstr), "%d", self->fd);
 	snprintf(lenstr, sizeof(lenstr), "%zu", self->len);
@@ -905,58 +959,44 @@ TEST_F(page, after_exec)
 	expect_child_ok(_metadata, pid, "re-executed image");
 }
 
-/* uapi bitfields: each named capability is its own ABI bit (3.12 fix). */
-TEST(cap_fields_are_abi_bits)
-{
-	struct perf_event_mmap_page pg;
-	struct up_msg m;
-
-#define EXPECT_CAP_FIELD(field, bit)                                  \
-	do {                                                          \
-		memset(&pg, 0, sizeof(pg));                           \
-		pg.field = 1;                                         \
-		EXPECT_TRUE(up_check_cap_field(&pg, #field, bit, &m)) \
-		TH_LOG("%s", m.s);                                    \
-	} while (0)
-
-	EXPECT_CAP_FIELD(cap_bit0, UP_CAP_BIT0);
-	EXPECT_CAP_FIELD(cap_bit0_is_deprecated, UP_CAP_BIT0_IS_DEPRECATED);
-	EXPECT_CAP_FIELD(cap_user_rdpmc, UP_CAP_USER_RDPMC);
-	EXPECT_CAP_FIELD(cap_user_time, UP_CAP_USER_TIME);
-	EXPECT_CAP_FIELD(cap_user_time_zero, UP_CAP_USER_TIME_ZERO);
-	EXPECT_CAP_FIELD(cap_user_time_short, UP_CAP_USER_TIME_SHORT);
-#undef EXPECT_CAP_FIELD
-}
-
-/* One kernel, one layout: size is the same for every kind that opens. */
+/*
+ * One kernel, one struct perf_event_mmap_page: every kind maps a page of
+ * the same size (each size alone may be any published layout's).
+ */
 TEST(size_same_for_every_kind)
 {
-	enum kind k;
-	uint32_t first = 0, size;
-	int fd, opened = 0;
 	struct perf_event_attr attr;
-	char why[200];
-	void *pg;
+	void *first = MAP_FAILED, *pg;
+	int fd, first_fd = -1, opened = 0;
+	struct up_msg m;
+	char state[32];
+	enum kind k;
 
 	for (k = K_CPU_CLOCK; k <= K_INSTRUCTIONS; k++) {
-		if (kind_attr(k, &attr, why, sizeof(why)))
+		if (kind_attr(k, &attr))
 			continue;
 		fd = up_perf_event_open(&attr, 0, -1, -1, 0);
 		if (fd < 0)
 			continue;
 		pg = mmap(NULL, page_size(), PROT_READ, MAP_SHARED, fd, 0);
-		ASSERT_NE(MAP_FAILED, pg);
-		size = up_u32(pg, UP_SIZE);
-		if (!opened++)
-			first = size;
-		/* one struct perf_event_mmap_page per kernel: one size */
-		EXPECT_EQ(first, size)
-		TH_LOG("kind %d: size %u, kind 0: %u", k, size, first);
+		ASSERT_NE(MAP_FAILED, pg) TH_LOG("mmap: %s", strerror(errno));
+		if (!opened++) {
+			first = pg;
+			first_fd = fd;
+			continue;
+		}
+		snprintf(state, sizeof(state), "event kind %d", k);
+		expect_ok(_metadata, up_check_same_size(pg, first, &m), &m,
+			  state);
 		munmap(pg, page_size());
 		close(fd);
 	}
-	if (!opened)
-		SKIP(return, "no event kind opens here");
+	if (opened) {
+		munmap(first, page_size());
+		close(first_fd);
+	}
+	if (opened < 2)
+		SKIP(return, "needs two event kinds that open");
 }
 
 /*
@@ -968,28 +1008,38 @@ TEST(size_same_for_every_kind)
 #define REC_COMM_ABI (8 + 8 + 8) /* hdr, pid/tid, "pabi" */
 #define REC_FORK (8 + 16 + 8) /* hdr, pid/ppid/tid/ptid, time */
 
+/* uapi data_tail comment ("the kernel will not over-write unread data") */
+#define HINT_DATA_TAIL                                                  \
+	"data_tail is honoured for PROT_WRITE buffers and ignored for " \
+	"PROT_READ ones (uapi comment above data_head, since 2.6.31)"
+
+static const struct perf_event_attr sideband_attr = {
+	.size = sizeof(struct perf_event_attr),
+	.type = PERF_TYPE_SOFTWARE,
+	.config = PERF_COUNT_SW_DUMMY,
+	.mmap = 1,
+	.mmap_data = 1,
+	.comm = 1,
+	.task = 1,
+	.exclude_kernel = 1,
+	.exclude_hv = 1,
+};
+
+/* A dummy event with a data area of data_pages; its fd or -errno. */
 static int open_sideband(int data_pages, void **base, size_t *len, int prot)
 {
-	struct perf_event_attr a = {
-		.size = sizeof(a),
-		.type = PERF_TYPE_SOFTWARE,
-		.config = PERF_COUNT_SW_DUMMY,
-		.mmap = 1,
-		.mmap_data = 1,
-		.comm = 1,
-		.task = 1,
-		.exclude_kernel = 1,
-		.exclude_hv = 1,
-	};
+	struct perf_event_attr a = sideband_attr;
 	int fd = up_perf_event_open(&a, 0, -1, -1, 0);
+	int err;
 
 	if (fd < 0)
-		return -1;
+		return -errno;
 	*len = (1 + data_pages) * page_size();
 	*base = mmap(NULL, *len, prot, MAP_SHARED, fd, 0);
 	if (*base == MAP_FAILED) {
+		err = errno;
 		close(fd);
-		return -1;
+		return -err;
 	}
 	return fd;
 }
@@ -1015,46 +1065,89 @@ TEST(data_head_counts_records)
 {
 	unsigned int types[PERF_RECORD_MAX] = { 0 };
 	uint64_t before, bytes;
+	const char *skip;
 	struct up_msg m;
 	size_t len;
 	void *base;
 	int fd;
 
 	fd = open_sideband(8, &base, &len, PROT_READ | PROT_WRITE);
-	if (fd < 0 && open_refused(errno, m.s, sizeof(m.s)))
-		SKIP(return, "dummy event: %s", m.s);
-	ASSERT_LE(0, fd) TH_LOG("%s", strerror(errno));
+	if (fd < 0) {
+		skip = open_refused(_metadata, -fd, &sideband_attr, -1);
+		if (skip)
+			SKIP(return, "%s", skip);
+	}
+	ASSERT_LE(0, fd) TH_LOG("dummy event: %s", strerror(-fd));
 
 	/* Consume what exists (the buffer's own MMAP record) as a reader does. */
 	before = up_data_head(base);
-	__atomic_store_n(&((struct perf_event_mmap_page *)base)->data_tail,
-			 before, __ATOMIC_RELEASE);
+	__atomic_store_n((uint64_t *)((char *)base + UP_DATA_TAIL), before,
+			 __ATOMIC_RELEASE);
 	bytes = produce_records();
 	/* uapi: data_head, "head in the data section", is at byte 1024 */
-	EXPECT_TRUE(up_check_head_grew(base, before, bytes, &m))
-	TH_LOG("%s", m.s);
+	expect_ok(_metadata, up_check_head_grew(base, before, bytes, &m), &m,
+		  "after one MMAP, COMM and FORK");
 	/* records are perf_event_header-framed and end exactly at data_head */
-	EXPECT_TRUE(up_check_records(base, types, PERF_RECORD_MAX, &m))
-	TH_LOG("%s", m.s);
+	expect_ok(_metadata, up_check_records(base, types, PERF_RECORD_MAX, &m),
+		  &m, "records");
 	EXPECT_EQ(1U, types[PERF_RECORD_MMAP]);
 	EXPECT_EQ(1U, types[PERF_RECORD_COMM]);
 	EXPECT_EQ(1U, types[PERF_RECORD_FORK]);
-	EXPECT_TRUE(up_check_data_area(base, page_size(), 8, &m))
-	TH_LOG("%s", m.s);
-	/* the named field and the raw bytes are one and the same */
-	EXPECT_EQ(up_data_head(base), up_named(base)->data_head);
+	expect_ok(_metadata, up_check_data_area(base, page_size(), 8, &m), &m,
+		  "1+8 pages");
 	munmap(base, len);
 	close(fd);
 }
 
-/* Fill a 1-page data area with COMM records without consuming any. */
-static void fill_buffer(void)
+/*
+ * The ring buffer's data area: one page (4 KiB to 64 KiB, as the machine
+ * has it), and 64 KiB whatever the page size, so that sizing the workload
+ * from the buffer is tested where pages are small too.
+ */
+FIXTURE(ring)
 {
-	char name[16];
-	int i;
+	int data_pages;
+};
 
-	for (i = 0; i < 2000; i++) {
-		snprintf(name, sizeof(name), "pabi%d", i % 10);
+FIXTURE_VARIANT(ring)
+{
+	long data_bytes; /* 0: one page */
+};
+
+/* clang-format off */
+FIXTURE_VARIANT_ADD(ring, one_page) {
+	.data_bytes = 0,
+};
+
+FIXTURE_VARIANT_ADD(ring, data_64k) {
+	.data_bytes = 65536,
+};
+/* clang-format on */
+
+FIXTURE_SETUP(ring)
+{
+	self->data_pages = variant->data_bytes / page_size();
+	if (self->data_pages < 1)
+		self->data_pages = 1;
+}
+
+FIXTURE_TEARDOWN(ring)
+{
+}
+
+#define REC_COMM_FILL (8 + 8 + 8) /* hdr, pid/tid, "pabiN" */
+
+/*
+ * COMM records without consuming any: twice what a data area of size bytes
+ * holds, so that it overflows at every page size.
+ */
+static void fill_buffer(uint64_t size)
+{
+	uint64_t n = 2 * (size / REC_COMM_FILL + 1), i;
+	char name[16];
+
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "pabi%d", (int)(i % 10));
 		prctl(PR_SET_NAME, name);
 	}
 }
@@ -1064,28 +1157,34 @@ static void fill_buffer(void)
  * written by userspace ... the kernel will not over-write unread data";
  * what it drops it reports as PERF_RECORD_LOST (__perf_output_begin()).
  */
-TEST(data_tail_is_honoured)
+TEST_F(ring, data_tail_is_honoured)
 {
 	unsigned int types[PERF_RECORD_MAX] = { 0 };
 	uint64_t head, size;
+	const char *skip;
 	struct up_msg m;
 	size_t len;
 	void *base;
 	int fd;
 
-	fd = open_sideband(1, &base, &len, PROT_READ | PROT_WRITE);
-	if (fd < 0 && open_refused(errno, m.s, sizeof(m.s)))
-		SKIP(return, "dummy event: %s", m.s);
-	ASSERT_LE(0, fd) TH_LOG("%s", strerror(errno));
+	fd = open_sideband(self->data_pages, &base, &len,
+			   PROT_READ | PROT_WRITE);
+	if (fd < 0) {
+		skip = open_refused(_metadata, -fd, &sideband_attr, -1);
+		if (skip)
+			SKIP(return, "%s", skip);
+	}
+	ASSERT_LE(0, fd) TH_LOG("dummy event: %s", strerror(-fd));
 	size = up_u64(base, UP_DATA_SIZE);
+	TH_LOG("data area of %llu bytes", (unsigned long long)size);
 
-	fill_buffer();
+	fill_buffer(size);
 	head = up_data_head(base);
 	ASSERT_LE(head, size)
 	TH_LOG("kernel wrote past data_tail 0: head %llu, size %llu",
 	       (unsigned long long)head, (unsigned long long)size);
-	EXPECT_TRUE(up_check_records(base, types, PERF_RECORD_MAX, &m))
-	TH_LOG("unconsumed records were overwritten: %s", m.s);
+	expect_ok(_metadata, up_check_records(base, types, PERF_RECORD_MAX, &m),
+		  &m, "unconsumed records");
 	EXPECT_EQ(0U, types[PERF_RECORD_LOST]);
 
 	/* Consume everything: the next record is preceded by RECORD_LOST. */
@@ -1093,35 +1192,42 @@ TEST(data_tail_is_honoured)
 			 __ATOMIC_RELEASE);
 	prctl(PR_SET_NAME, "pabi-after");
 	memset(types, 0, sizeof(types));
-	EXPECT_TRUE(up_check_records(base, types, PERF_RECORD_MAX, &m))
-	TH_LOG("%s", m.s);
+	expect_ok(_metadata, up_check_records(base, types, PERF_RECORD_MAX, &m),
+		  &m, "after consuming");
 	EXPECT_EQ(1U, types[PERF_RECORD_LOST])
 	TH_LOG("no RECORD_LOST after a full buffer");
 	EXPECT_EQ(1U, types[PERF_RECORD_COMM]);
+	if (types[PERF_RECORD_LOST] != 1)
+		fprintf(stderr, "# hint: %s\n", HINT_DATA_TAIL);
 	munmap(base, len);
 	close(fd);
 }
 
 /* A read-only mapping is an overwrite buffer: data_tail is not consulted. */
-TEST(read_only_buffer_overwrites)
+TEST_F(ring, read_only_buffer_overwrites)
 {
 	uint64_t head, size;
-	struct up_msg m;
+	const char *skip;
 	size_t len;
 	void *base;
 	int fd;
 
-	fd = open_sideband(1, &base, &len, PROT_READ);
-	if (fd < 0 && open_refused(errno, m.s, sizeof(m.s)))
-		SKIP(return, "dummy event: %s", m.s);
-	ASSERT_LE(0, fd) TH_LOG("%s", strerror(errno));
+	fd = open_sideband(self->data_pages, &base, &len, PROT_READ);
+	if (fd < 0) {
+		skip = open_refused(_metadata, -fd, &sideband_attr, -1);
+		if (skip)
+			SKIP(return, "%s", skip);
+	}
+	ASSERT_LE(0, fd) TH_LOG("dummy event: %s", strerror(-fd));
 	size = up_u64(base, UP_DATA_SIZE);
-	fill_buffer();
+	fill_buffer(size);
 	head = up_data_head(base);
 	/* ring_buffer_init(): no RING_BUFFER_WRITABLE -> rb->overwrite = 1 */
 	EXPECT_LT(size, head)
 	TH_LOG("head %llu never wrapped a %llu-byte buffer",
 	       (unsigned long long)head, (unsigned long long)size);
+	if (head <= size)
+		fprintf(stderr, "# hint: %s\n", HINT_DATA_TAIL);
 	munmap(base, len);
 	close(fd);
 }

@@ -2,8 +2,9 @@
 /*
  * Reader of the perf user page (struct perf_event_mmap_page).
  *
- * The ABI is read here by raw byte offsets and bit numbers, so that a test
- * does not merely agree with whatever header it was built against.  Every
+ * The ABI is read here by byte offsets and by the places the C bitfield
+ * layout gives the capability bits, so that a test does not merely agree
+ * with whatever header it was built against.  Every
  * check is a pure function over a page pointer, shared by the selftests
  * (on a page the kernel mapped) and by unit tests (on crafted pages that
  * each check must reject).
@@ -43,21 +44,49 @@
 #define UP_DATA_SIZE 1048
 #define UP_HDR_LEN 1088 /* through aux_size */
 
-/* Bit numbers in capabilities (uapi linux/perf_event.h, since 3.12). */
-#define UP_CAP_BIT0 0
-#define UP_CAP_BIT0_IS_DEPRECATED 1
-#define UP_CAP_USER_RDPMC 2
-#define UP_CAP_USER_TIME 3
-#define UP_CAP_USER_TIME_ZERO 4
-#define UP_CAP_USER_TIME_SHORT 5
+/*
+ * capabilities is a C bitfield (uapi linux/perf_event.h): its fields are
+ * bits 0, 1, 2... in declaration order, and the compiler allocates them
+ * from the least significant bit on little-endian targets, from the most
+ * significant one on big-endian targets (cap_bit0 is bit 63 on s390x).
+ * UP_CAP_* are the shifts of the fields in the u64, as the ABI places them.
+ */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define UP_CAP_SHIFT(n) (63 - (n))
+#else
+#define UP_CAP_SHIFT(n) (n)
+#endif
+#define UP_CAP_BIT0 UP_CAP_SHIFT(0)
+#define UP_CAP_BIT0_IS_DEPRECATED UP_CAP_SHIFT(1)
+#define UP_CAP_USER_RDPMC UP_CAP_SHIFT(2)
+#define UP_CAP_USER_TIME UP_CAP_SHIFT(3)
+#define UP_CAP_USER_TIME_ZERO UP_CAP_SHIFT(4)
+#define UP_CAP_USER_TIME_SHORT UP_CAP_SHIFT(5)
 
 /*
- * offsetof(__reserved) when size was added, in 3.12 by "perf: Fix
- * capabilities bitfield compatibility in 'struct perf_event_mmap_page'"
+ * size, "Header size up to __reserved[] fields", grows with the struct:
+ * each published layout has its own value.  76 when size was added in 3.12
+ * (fa7315871046), 96 since 5.9 added time_cycles and time_mask with
+ * cap_user_time_short (6c0246a4588d).  A newer kernel may report more,
+ * up to data_head at byte 1024.
  */
 #define UP_SIZE_MIN 76
+#define UP_SIZE_TIME_SHORT 96
 /* offsetof(__reserved) of the header the suite is built against */
 #define UP_SIZE_HDR offsetof(struct perf_event_mmap_page, __reserved)
+
+/* The commits that made the promises, for a failing test's hint: line. */
+#define UP_HINT_CAPS                                                         \
+	"capabilities bit 0 = 0, bit 1 = 1 since 3.12: fa7315871046, which " \
+	"retired the layout of 860f085b74e9 and the 3.4-3.11 union"
+#define UP_HINT_SIZE                                                   \
+	"size is offsetof(__reserved): 76 since fa7315871046 (3.12), " \
+	"96 since 6c0246a4588d (5.9, cap_user_time_short)"
+#define UP_HINT_RESERVED                                              \
+	"__reserved up to data_head is never written: c7206205d00a, " \
+	"fa7315871046, 6c0246a4588d"
+#define UP_HINT_DATA_HEAD "data_head is the u64 at byte 1024 since c7206205d00a"
+#define UP_HINT_DATA_AREA "data_offset and data_size since e8c6deac6962 (4.1)"
 
 /* The header in use must place the fields where the ABI does. */
 #define UP_ASSERT_OFF(field, off)                                             \
@@ -78,25 +107,31 @@ UP_ASSERT_OFF(data_tail, UP_DATA_TAIL);
 UP_ASSERT_OFF(data_offset, UP_DATA_OFFSET);
 UP_ASSERT_OFF(data_size, UP_DATA_SIZE);
 
-/* A check's verdict: true when the page holds, else why it does not. */
+/*
+ * A check's verdict: true when the page holds, else why it does not (s)
+ * and the commits that made the promise it checks (hint).
+ */
 struct up_msg {
 	char s[256];
+	const char *hint;
 };
 
 /* The 6.12 kselftest.h defines __printf(); the 6.1 one does not. */
 #ifdef __printf
-#define UP_FORMAT_2_3 __printf(2, 3)
+#define UP_FORMAT_3_4 __printf(3, 4)
 #else
-#define UP_FORMAT_2_3
+#define UP_FORMAT_3_4
 #endif
 
-static inline bool UP_FORMAT_2_3 up_fail(struct up_msg *m, const char *fmt, ...)
+static inline bool UP_FORMAT_3_4 up_fail(struct up_msg *m, const char *hint,
+					 const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(m->s, sizeof(m->s), fmt, ap);
 	va_end(ap);
+	m->hint = hint;
 	return false;
 }
 
@@ -124,14 +159,10 @@ static inline uint16_t up_u16(const void *pg, size_t off)
 	return v;
 }
 
-static inline bool up_cap(const void *pg, int bit)
+/* The capability at shift UP_CAP_* (a field of the bitfield) */
+static inline bool up_cap(const void *pg, int shift)
 {
-	return (up_u64(pg, UP_CAPS) >> bit) & 1;
-}
-
-static inline const struct perf_event_mmap_page *up_named(const void *pg)
-{
-	return (const struct perf_event_mmap_page *)pg;
+	return (up_u64(pg, UP_CAPS) >> shift) & 1;
 }
 
 /* data_head, as the uapi header says to read it: with acquire order. */
@@ -171,12 +202,9 @@ static inline bool up_check_bit0(const void *pg, struct up_msg *m)
 {
 	if (up_cap(pg, UP_CAP_BIT0))
 		return up_fail(
-			m,
-			"capabilities 0x%llx: bit 0 is set (the 3.4-3.11 union alias of cap_usr_time/cap_usr_rdpmc)",
+			m, UP_HINT_CAPS,
+			"capabilities 0x%llx: cap_bit0 is set (the 3.4-3.11 union alias of cap_usr_time/cap_usr_rdpmc)",
 			(unsigned long long)up_u64(pg, UP_CAPS));
-	if (up_named(pg)->cap_bit0)
-		return up_fail(
-			m, "cap_bit0 named field reads 1 while raw bit 0 is 0");
 	return true;
 }
 
@@ -185,13 +213,9 @@ static inline bool up_check_bit1(const void *pg, struct up_msg *m)
 {
 	if (!up_cap(pg, UP_CAP_BIT0_IS_DEPRECATED))
 		return up_fail(
-			m,
-			"capabilities 0x%llx: bit 1 (cap_bit0_is_deprecated) is clear",
+			m, UP_HINT_CAPS,
+			"capabilities 0x%llx: cap_bit0_is_deprecated is clear",
 			(unsigned long long)up_u64(pg, UP_CAPS));
-	if (!up_named(pg)->cap_bit0_is_deprecated)
-		return up_fail(
-			m,
-			"cap_bit0_is_deprecated named field reads 0 while raw bit 1 is 1");
 	return true;
 }
 
@@ -202,27 +226,52 @@ static inline bool up_check_caps(const void *pg, struct up_msg *m)
 }
 
 /*
- * uapi: "__u32 size; Header size up to __reserved[] fields."  want is the
- * offsetof(__reserved) of the layout the kernel under test implements.
+ * uapi: "__u32 size; Header size up to __reserved[] fields."  The size of
+ * a published layout (76 or 96, or the header's), or a newer layout's,
+ * above the header's and below data_head; and the fields the kernel says
+ * it uses lie below size (cap_user_time_short: time_cycles, time_mask).
  */
-static inline bool up_check_size(const void *pg, uint32_t want,
-				 struct up_msg *m)
+static inline bool up_check_size(const void *pg, struct up_msg *m)
 {
 	uint32_t size = up_u32(pg, UP_SIZE);
+	uint32_t known_max = UP_SIZE_TIME_SHORT;
+
+	if (known_max < UP_SIZE_HDR)
+		known_max = UP_SIZE_HDR;
 
 	if (size < UP_SIZE_MIN)
 		return up_fail(
-			m,
+			m, UP_HINT_SIZE,
 			"size %u is below %u, the value it had when added in 3.12",
 			size, UP_SIZE_MIN);
-	if (size != want)
+	if (size > UP_DATA_HEAD)
+		return up_fail(m, UP_HINT_SIZE,
+			       "size %u runs past data_head at byte %u", size,
+			       UP_DATA_HEAD);
+	if (size <= known_max && size != UP_SIZE_MIN &&
+	    size != UP_SIZE_TIME_SHORT && size != UP_SIZE_HDR)
 		return up_fail(
-			m,
-			"size %u != offsetof(struct perf_event_mmap_page, __reserved) %u",
-			size, want);
-	if (up_named(pg)->size != size)
-		return up_fail(m, "size named field reads %u, raw bytes %u",
-			       up_named(pg)->size, size);
+			m, UP_HINT_SIZE,
+			"size %u is no published layout (%u from 3.12, %u from 5.9, %u in this header)",
+			size, UP_SIZE_MIN, UP_SIZE_TIME_SHORT,
+			(unsigned int)UP_SIZE_HDR);
+	if (up_cap(pg, UP_CAP_USER_TIME_SHORT) && size < UP_SIZE_TIME_SHORT)
+		return up_fail(
+			m, UP_HINT_SIZE,
+			"cap_user_time_short is set but size %u does not cover time_cycles/time_mask (%u)",
+			size, UP_SIZE_TIME_SHORT);
+	return true;
+}
+
+/* One kernel, one struct: every page it maps has the same size. */
+static inline bool up_check_same_size(const void *pg, const void *other,
+				      struct up_msg *m)
+{
+	if (up_u32(pg, UP_SIZE) != up_u32(other, UP_SIZE))
+		return up_fail(
+			m, UP_HINT_SIZE,
+			"size %u here, %u on another page of this kernel",
+			up_u32(pg, UP_SIZE), up_u32(other, UP_SIZE));
 	return true;
 }
 
@@ -241,27 +290,9 @@ static inline bool up_check_reserved(const void *pg, struct up_msg *m)
 	for (i = from; i < UP_DATA_HEAD; i++)
 		if (b[i])
 			return up_fail(
-				m,
+				m, UP_HINT_RESERVED,
 				"reserved byte %u is 0x%02x, not 0 (size %u)",
 				i, b[i], up_u32(pg, UP_SIZE));
-	return true;
-}
-
-/*
- * The named capability field the header gives for bit n must be bit n of
- * capabilities: pg has exactly that one field set (uapi bitfield layout;
- * the 3.4-3.11 union put every cap_usr_* field on bit 0).
- */
-static inline bool up_check_cap_field(const void *pg, const char *field,
-				      int bit, struct up_msg *m)
-{
-	uint64_t caps = up_u64(pg, UP_CAPS);
-
-	if (caps != 1ULL << bit)
-		return up_fail(
-			m,
-			"setting %s gives capabilities 0x%llx, ABI bit %d is 0x%llx",
-			field, (unsigned long long)caps, bit, 1ULL << bit);
 	return true;
 }
 
@@ -276,11 +307,13 @@ static inline bool up_check_data_area(const void *pg, uint64_t page_size,
 	uint64_t size = up_u64(pg, UP_DATA_SIZE);
 
 	if (off != page_size)
-		return up_fail(m, "data_offset %llu, want the page size %llu",
+		return up_fail(m, UP_HINT_DATA_AREA,
+			       "data_offset %llu, want the page size %llu",
 			       (unsigned long long)off,
 			       (unsigned long long)page_size);
 	if (size != data_pages * page_size)
-		return up_fail(m, "data_size %llu, want %llu pages of %llu",
+		return up_fail(m, UP_HINT_DATA_AREA,
+			       "data_size %llu, want %llu pages of %llu",
 			       (unsigned long long)size,
 			       (unsigned long long)data_pages,
 			       (unsigned long long)page_size);
@@ -299,7 +332,7 @@ static inline bool up_check_head_grew(const void *pg, uint64_t before,
 
 	if (head - before != bytes)
 		return up_fail(
-			m,
+			m, UP_HINT_DATA_HEAD,
 			"data_head at byte 1024 moved %llu bytes (from %llu to %llu), the records produced were %llu",
 			(unsigned long long)(head - before),
 			(unsigned long long)before, (unsigned long long)head,
@@ -326,12 +359,13 @@ static inline bool up_check_records(const void *base, unsigned int *types,
 	struct perf_event_header h;
 
 	if (!off || !size)
-		return up_fail(m, "data_offset %llu / data_size %llu unset",
+		return up_fail(m, UP_HINT_DATA_AREA,
+			       "data_offset %llu / data_size %llu unset",
 			       (unsigned long long)off,
 			       (unsigned long long)size);
 	if (head - pos > size)
 		return up_fail(
-			m,
+			m, UP_HINT_DATA_HEAD,
 			"data_head %llu is more than data_size %llu past data_tail %llu",
 			(unsigned long long)head, (unsigned long long)size,
 			(unsigned long long)pos);
@@ -339,18 +373,18 @@ static inline bool up_check_records(const void *base, unsigned int *types,
 	while (pos < head) {
 		if (head - pos < sizeof(h))
 			return up_fail(
-				m,
+				m, UP_HINT_DATA_HEAD,
 				"data_head %llu stops inside a record header at %llu",
 				(unsigned long long)head,
 				(unsigned long long)pos);
 		memcpy(&h, data + pos % size, sizeof(h));
 		if (h.size < sizeof(h) || h.size % 8)
-			return up_fail(m,
+			return up_fail(m, UP_HINT_DATA_HEAD,
 				       "record at %llu has size %u (type %u)",
 				       (unsigned long long)pos, h.size, h.type);
 		if (h.size > head - pos)
 			return up_fail(
-				m,
+				m, UP_HINT_DATA_HEAD,
 				"record at %llu of size %u runs past data_head %llu",
 				(unsigned long long)pos, h.size,
 				(unsigned long long)head);
