@@ -55,17 +55,19 @@ static long page_size(void)
 	return sysconf(_SC_PAGESIZE);
 }
 
-#define NEEDS_TRACEFS "needs tracefs with sched:sched_switch readable"
-#define NEEDS_PMU "needs a hardware PMU"
-#define NEEDS_BREAKPOINTS "needs hardware breakpoint support"
-#define NEEDS_COUNTER "needs a free hardware counter"
-#define NEEDS_BREAKPOINT_SLOT "needs a free hardware breakpoint slot"
-#define NEEDS_EVENT "needs this software event in the kernel"
+/*
+ * What a test needs, for its SKIP reason: a page test names everything its
+ * variant needs, whichever was missing here, so that its reason is the
+ * same string on every machine (the missing one goes to the log).
+ */
+#define NEED_PMU "a hardware PMU with a free counter"
+#define NEED_BREAKPOINTS "hardware breakpoints with a free slot"
+#define NEED_TRACEFS "tracefs with sched:sched_switch"
 /* perf_allow_cpu(), Documentation/admin-guide/sysctl/kernel.rst */
-#define NEEDS_CPU_PERM "needs perf_event_paranoid <= 0 or CAP_PERFMON"
+#define NEED_CPU_PERM "perf_event_paranoid <= 0 or CAP_PERFMON"
 /* a user-only task event: refused only at the distributions' level 3 */
-#define NEEDS_TASK_PERM "needs perf_event_paranoid <= 2 or CAP_SYS_ADMIN"
-#define NEEDS_NOBODY "needs root to become uid 65534"
+#define NEED_TASK_PERM "perf_event_paranoid <= 2 or CAP_SYS_ADMIN"
+#define NEEDS_NOBODY "needs root with CAP_SETUID to become uid 65534"
 #define NEEDS_LIBCAP "needs libcap to clear the effective capabilities"
 
 /*
@@ -187,17 +189,13 @@ static int paranoid_level(void)
 }
 
 /*
- * The one policy for a refused perf_event_open(): NULL when err does not
- * mean "not available here" (the caller fails), else the SKIP reason, a
- * fixed string per kind of event, scope and cause.  What this machine
- * answered goes to the test's log.
+ * The one policy for a refused perf_event_open(): true when err means "not
+ * available here" (no such PMU or event, no free counter or slot, not
+ * permitted), false when the caller must fail.  Logs what the kernel said.
  */
-static const char *open_refused(struct __test_metadata *_metadata, int err,
-				const struct perf_event_attr *attr, int cpu)
+static bool open_refused(struct __test_metadata *_metadata, int err,
+			 const struct perf_event_attr *attr, int cpu)
 {
-	bool hw = attr->type == PERF_TYPE_HARDWARE;
-	bool bp = attr->type == PERF_TYPE_BREAKPOINT;
-
 	TH_LOG("perf_event_open type %u config %llu %s: %s; perf_event_paranoid %d, euid %d",
 	       attr->type, (unsigned long long)attr->config,
 	       cpu < 0 ? "per task" : "per cpu", strerror(err),
@@ -206,14 +204,12 @@ static const char *open_refused(struct __test_metadata *_metadata, int err,
 	case ENOENT:
 	case EOPNOTSUPP:
 	case ENODEV:
-		return hw ? NEEDS_PMU : bp ? NEEDS_BREAKPOINTS : NEEDS_EVENT;
 	case ENOSPC:
-		return bp ? NEEDS_BREAKPOINT_SLOT : NEEDS_COUNTER;
 	case EACCES:
 	case EPERM:
-		return cpu < 0 ? NEEDS_TASK_PERM : NEEDS_CPU_PERM;
+		return true;
 	}
-	return NULL;
+	return false;
 }
 
 FIXTURE(page)
@@ -222,7 +218,8 @@ FIXTURE(page)
 	int fd;
 	void *base;
 	size_t len;
-	const char *skip; /* why the event is not available here */
+	const char *skip; /* the SKIP reason when the event is not here */
+	char needs[160]; /* what the variant needs, as a SKIP reason */
 };
 
 FIXTURE_VARIANT(page)
@@ -594,6 +591,33 @@ FIXTURE_VARIANT_ADD(page, instructions_cpu_nobody) {
 };
 /* clang-format on */
 
+/* The SKIP reason of a variant: everything it needs, in a fixed order. */
+static void variant_needs(char *buf, size_t len,
+			  const FIXTURE_VARIANT(page) * v)
+{
+	const char *scope = v->cpu < 0 ? NEED_TASK_PERM : NEED_CPU_PERM;
+	const char *kind = NULL;
+
+	switch (v->kind) {
+	case K_CYCLES:
+	case K_INSTRUCTIONS:
+		kind = NEED_PMU;
+		break;
+	case K_BREAKPOINT:
+		kind = NEED_BREAKPOINTS;
+		break;
+	case K_TRACEPOINT:
+		kind = NEED_TRACEFS;
+		break;
+	default:
+		break;
+	}
+	if (kind)
+		snprintf(buf, len, "needs %s, and %s", kind, scope);
+	else
+		snprintf(buf, len, "needs %s", scope);
+}
+
 static int open_variant(struct perf_event_attr *attr,
 			const FIXTURE_VARIANT(page) * v, int group)
 {
@@ -607,11 +631,12 @@ FIXTURE_SETUP(page)
 	self->fd = -1;
 	self->base = MAP_FAILED;
 	self->len = 3 * page_size();
+	variant_needs(self->needs, sizeof(self->needs), variant);
 	/* The 6.1 harness runs the body even after SKIP here: record why. */
 	err = kind_attr(variant->kind, &self->attr);
 	if (err) {
 		TH_LOG("sched:sched_switch id: %s", strerror(-err));
-		self->skip = NEEDS_TRACEFS;
+		self->skip = self->needs;
 		return;
 	}
 	self->skip = drop_privileges(variant->priv);
@@ -622,10 +647,10 @@ FIXTURE_SETUP(page)
 	self->fd = open_variant(&self->attr, variant, -1);
 	if (self->fd < 0) {
 		err = errno;
-		self->skip =
-			open_refused(_metadata, err, &self->attr, variant->cpu);
-		ASSERT_NE(NULL, self->skip)
+		ASSERT_TRUE(
+			open_refused(_metadata, err, &self->attr, variant->cpu))
 		TH_LOG("perf_event_open: %s", strerror(err));
+		self->skip = self->needs;
 		return;
 	}
 	self->base = mmap(NULL, self->len, PROT_READ | PROT_WRITE, MAP_SHARED,
@@ -766,7 +791,6 @@ TEST_F(page, after_workload)
 TEST_F(page, group_sibling)
 {
 	struct perf_event_attr attr = self->attr;
-	const char *skip;
 	int fd, err = 0;
 	void *pg;
 
@@ -776,9 +800,8 @@ TEST_F(page, group_sibling)
 	fd = open_variant(&attr, variant, self->fd);
 	if (fd < 0) {
 		err = errno;
-		skip = open_refused(_metadata, err, &attr, variant->cpu);
-		if (skip)
-			SKIP(return, "%s", skip);
+		if (open_refused(_metadata, err, &attr, variant->cpu))
+			SKIP(return, "%s", self->needs);
 	}
 	ASSERT_LE(0, fd) TH_LOG("sibling: %s", strerror(err));
 	pg = mmap(NULL, 2 * page_size(), PROT_READ | PROT_WRITE, MAP_SHARED, fd,
@@ -1065,7 +1088,6 @@ TEST(data_head_counts_records)
 {
 	unsigned int types[PERF_RECORD_MAX] = { 0 };
 	uint64_t before, bytes;
-	const char *skip;
 	struct up_msg m;
 	size_t len;
 	void *base;
@@ -1073,9 +1095,8 @@ TEST(data_head_counts_records)
 
 	fd = open_sideband(8, &base, &len, PROT_READ | PROT_WRITE);
 	if (fd < 0) {
-		skip = open_refused(_metadata, -fd, &sideband_attr, -1);
-		if (skip)
-			SKIP(return, "%s", skip);
+		if (open_refused(_metadata, -fd, &sideband_attr, -1))
+			SKIP(return, "needs " NEED_TASK_PERM);
 	}
 	ASSERT_LE(0, fd) TH_LOG("dummy event: %s", strerror(-fd));
 
@@ -1161,7 +1182,6 @@ TEST_F(ring, data_tail_is_honoured)
 {
 	unsigned int types[PERF_RECORD_MAX] = { 0 };
 	uint64_t head, size;
-	const char *skip;
 	struct up_msg m;
 	size_t len;
 	void *base;
@@ -1170,9 +1190,8 @@ TEST_F(ring, data_tail_is_honoured)
 	fd = open_sideband(self->data_pages, &base, &len,
 			   PROT_READ | PROT_WRITE);
 	if (fd < 0) {
-		skip = open_refused(_metadata, -fd, &sideband_attr, -1);
-		if (skip)
-			SKIP(return, "%s", skip);
+		if (open_refused(_metadata, -fd, &sideband_attr, -1))
+			SKIP(return, "needs " NEED_TASK_PERM);
 	}
 	ASSERT_LE(0, fd) TH_LOG("dummy event: %s", strerror(-fd));
 	size = up_u64(base, UP_DATA_SIZE);
@@ -1207,16 +1226,14 @@ TEST_F(ring, data_tail_is_honoured)
 TEST_F(ring, read_only_buffer_overwrites)
 {
 	uint64_t head, size;
-	const char *skip;
 	size_t len;
 	void *base;
 	int fd;
 
 	fd = open_sideband(self->data_pages, &base, &len, PROT_READ);
 	if (fd < 0) {
-		skip = open_refused(_metadata, -fd, &sideband_attr, -1);
-		if (skip)
-			SKIP(return, "%s", skip);
+		if (open_refused(_metadata, -fd, &sideband_attr, -1))
+			SKIP(return, "needs " NEED_TASK_PERM);
 	}
 	ASSERT_LE(0, fd) TH_LOG("dummy event: %s", strerror(-fd));
 	size = up_u64(base, UP_DATA_SIZE);
