@@ -106,9 +106,11 @@ run: build
 
 # make check: every stage writes build/check/<stage>.ktap (kselftest runner
 # format); the last line sums them all.  Fragments of the machinery
-# (tools/testing/perf_abi/*/*.mk) add their stages to CHECK_STAGES.
+# (tools/testing/perf_abi/*/*.mk) add their stages to CHECK_STAGES, or to
+# CHECK_LATE_STAGES when they read the logs of the others.
 CHECK := $(B)/check
 CHECK_STAGES := unit lint host kselftest
+CHECK_LATE_STAGES :=
 UNIT_SRCS := $(wildcard $(M)/unit/*_test.c)
 UNIT_BINS := $(patsubst $(M)/unit/%.c,$(B)/unit/%,$(UNIT_SRCS))
 UNIT_SH := $(wildcard $(M)/unit/*_test.sh)
@@ -145,7 +147,7 @@ check-kselftest: stage
 	  rc=$$?; [ $$rc = 0 ] || [ $$rc = 4 ] || { cat $(CHECK)/kselftest.ktap; exit 1; }
 
 unit: check-unit
-	@python3 $(M)/lib/ktap.py total $(CHECK)/unit.ktap
+	@python3 $(M)/lib/ktap.py total $(CHECK)/unit*.ktap
 
 lint: check-lint
 	@python3 $(M)/lib/ktap.py total $(CHECK)/lint.ktap
@@ -160,7 +162,7 @@ bench:
 check:
 	@rm -rf $(CHECK)
 	@$(M)/deps.sh all
-	@fail=0; for s in $(CHECK_STAGES); do \
+	@fail=0; for s in $(CHECK_STAGES) $(CHECK_LATE_STAGES); do \
 	  echo "== check: $$s" >&2; \
 	  $(MAKE) --no-print-directory check-$$s || fail=1; \
 	done; \

@@ -5,7 +5,8 @@
 # Usage: deps.sh [--check] GROUP...
 #   GROUP: build (the suite, framework from linux-source-6.12), suite (the
 #          same without linux-source: KSRC given), src-6.1 (linux-source-6.1),
-#          vm (qemu guests), kernel (tiny/mutant kernels), all
+#          vm (qemu guests), kernel (tiny/mutant kernels), cross (unit
+#          tests built for s390x and run under qemu-user), all
 #   --check: install nothing; print the apt-get line and exit 2 if something
 #            is missing (what a non-root caller gets).
 set -eu
@@ -22,6 +23,7 @@ pkgs_build="$pkgs_suite linux-source-6.12"
 pkgs_vm="qemu-system-x86 qemu-system-arm busybox-static cpio file
 	gcc-aarch64-linux-gnu libc6-dev-arm64-cross dpkg-dev zstd"
 pkgs_kernel="flex bison bc libelf-dev libssl-dev kmod gcc-aarch64-linux-gnu"
+pkgs_cross="gcc-s390x-linux-gnu libc6-dev-s390x-cross qemu-user-static"
 
 want=
 for g in "${@:-build}"; do
@@ -31,8 +33,10 @@ for g in "${@:-build}"; do
 	src-*) want="$want $pkgs_suite linux-source-${g#src-}" ;;
 	vm) want="$want $pkgs_build $pkgs_vm" ;;
 	kernel) want="$want $pkgs_build $pkgs_vm $pkgs_kernel" ;;
-	all) want="$want $pkgs_build $pkgs_vm $pkgs_kernel linux-source-6.1" ;;
-	*) echo "deps.sh: unknown group '$g' (build, vm, kernel, all)" >&2
+	cross) want="$want $pkgs_build $pkgs_cross" ;;
+	all) want="$want $pkgs_build $pkgs_vm $pkgs_kernel $pkgs_cross
+		linux-source-6.1" ;;
+	*) echo "deps.sh: unknown group '$g' (build, vm, kernel, cross, all)" >&2
 	   exit 2 ;;
 	esac
 done
