@@ -589,6 +589,7 @@ FIXTURE_VARIANT_ADD(page, instructions_cpu_nobody) {
 	.cpu = 0,
 	.priv = PRIV_NOBODY,
 };
+
 /* clang-format on */
 
 /* The SKIP reason of a variant: everything it needs, in a fixed order. */
@@ -626,6 +627,7 @@ static int open_variant(struct perf_event_attr *attr,
 
 FIXTURE_SETUP(page)
 {
+	bool refused;
 	int err;
 
 	self->fd = -1;
@@ -647,8 +649,9 @@ FIXTURE_SETUP(page)
 	self->fd = open_variant(&self->attr, variant, -1);
 	if (self->fd < 0) {
 		err = errno;
-		ASSERT_TRUE(
-			open_refused(_metadata, err, &self->attr, variant->cpu))
+		refused =
+			open_refused(_metadata, err, &self->attr, variant->cpu);
+		ASSERT_TRUE(refused)
 		TH_LOG("perf_event_open: %s", strerror(err));
 		self->skip = self->needs;
 		return;
@@ -1143,6 +1146,7 @@ FIXTURE_VARIANT_ADD(ring, one_page) {
 FIXTURE_VARIANT_ADD(ring, data_64k) {
 	.data_bytes = 65536,
 };
+
 /* clang-format on */
 
 FIXTURE_SETUP(ring)

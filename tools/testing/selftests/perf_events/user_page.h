@@ -12,6 +12,7 @@
 #ifndef __SELFTEST_PERF_USER_PAGE_H
 #define __SELFTEST_PERF_USER_PAGE_H
 
+#include <assert.h>
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <stdarg.h>
@@ -89,9 +90,9 @@
 #define UP_HINT_DATA_AREA "data_offset and data_size since e8c6deac6962 (4.1)"
 
 /* The header in use must place the fields where the ABI does. */
-#define UP_ASSERT_OFF(field, off)                                             \
-	_Static_assert(offsetof(struct perf_event_mmap_page, field) == (off), \
-		       #field " is not at byte " #off)
+#define UP_ASSERT_OFF(field, off)                                            \
+	static_assert(offsetof(struct perf_event_mmap_page, field) == (off), \
+		      #field " is not at byte " #off)
 UP_ASSERT_OFF(lock, UP_LOCK);
 UP_ASSERT_OFF(index, UP_INDEX);
 UP_ASSERT_OFF(offset, UP_OFFSET);
@@ -168,9 +169,9 @@ static inline bool up_cap(const void *pg, int shift)
 /* data_head, as the uapi header says to read it: with acquire order. */
 static inline uint64_t up_data_head(const void *pg)
 {
-	return __atomic_load_n(
-		(const uint64_t *)((const char *)pg + UP_DATA_HEAD),
-		__ATOMIC_ACQUIRE);
+	const uint64_t *head = (const void *)((const char *)pg + UP_DATA_HEAD);
+
+	return __atomic_load_n(head, __ATOMIC_ACQUIRE);
 }
 
 #define UP_SEQ_RETRIES 10000
@@ -200,22 +201,22 @@ static inline int up_snapshot(const void *pg, unsigned char snap[UP_HDR_LEN])
 /* uapi: "cap_bit0 : 1, Always 0, deprecated, see commit 860f085b74e9" */
 static inline bool up_check_bit0(const void *pg, struct up_msg *m)
 {
+	unsigned long long caps = up_u64(pg, UP_CAPS);
+
 	if (up_cap(pg, UP_CAP_BIT0))
-		return up_fail(
-			m, UP_HINT_CAPS,
-			"capabilities 0x%llx: cap_bit0 is set (the 3.4-3.11 union alias of cap_usr_time/cap_usr_rdpmc)",
-			(unsigned long long)up_u64(pg, UP_CAPS));
+		return up_fail(m, UP_HINT_CAPS,
+			       "capabilities 0x%llx: cap_bit0 is set", caps);
 	return true;
 }
 
 /* uapi: "cap_bit0_is_deprecated : 1, Always 1, signals that bit 0 is zero" */
 static inline bool up_check_bit1(const void *pg, struct up_msg *m)
 {
+	unsigned long long caps = up_u64(pg, UP_CAPS);
+
 	if (!up_cap(pg, UP_CAP_BIT0_IS_DEPRECATED))
-		return up_fail(
-			m, UP_HINT_CAPS,
-			"capabilities 0x%llx: cap_bit0_is_deprecated is clear",
-			(unsigned long long)up_u64(pg, UP_CAPS));
+		return up_fail(m, UP_HINT_CAPS,
+			       "capabilities 0x%llx: bit 1 is 0", caps);
 	return true;
 }
 
@@ -238,28 +239,22 @@ static inline bool up_check_size(const void *pg, struct up_msg *m)
 
 	if (known_max < UP_SIZE_HDR)
 		known_max = UP_SIZE_HDR;
-
 	if (size < UP_SIZE_MIN)
-		return up_fail(
-			m, UP_HINT_SIZE,
-			"size %u is below %u, the value it had when added in 3.12",
-			size, UP_SIZE_MIN);
+		return up_fail(m, UP_HINT_SIZE, "size %u is below 3.12's %u",
+			       size, UP_SIZE_MIN);
 	if (size > UP_DATA_HEAD)
-		return up_fail(m, UP_HINT_SIZE,
-			       "size %u runs past data_head at byte %u", size,
-			       UP_DATA_HEAD);
+		return up_fail(m, UP_HINT_SIZE, "size %u is past data_head",
+			       size);
 	if (size <= known_max && size != UP_SIZE_MIN &&
 	    size != UP_SIZE_TIME_SHORT && size != UP_SIZE_HDR)
-		return up_fail(
-			m, UP_HINT_SIZE,
-			"size %u is no published layout (%u from 3.12, %u from 5.9, %u in this header)",
-			size, UP_SIZE_MIN, UP_SIZE_TIME_SHORT,
-			(unsigned int)UP_SIZE_HDR);
+		return up_fail(m, UP_HINT_SIZE,
+			       "size %u is no layout's (%u, %u, header %u)",
+			       size, UP_SIZE_MIN, UP_SIZE_TIME_SHORT,
+			       (unsigned int)UP_SIZE_HDR);
 	if (up_cap(pg, UP_CAP_USER_TIME_SHORT) && size < UP_SIZE_TIME_SHORT)
-		return up_fail(
-			m, UP_HINT_SIZE,
-			"cap_user_time_short is set but size %u does not cover time_cycles/time_mask (%u)",
-			size, UP_SIZE_TIME_SHORT);
+		return up_fail(m, UP_HINT_SIZE,
+			       "cap_user_time_short set, size %u < %u", size,
+			       UP_SIZE_TIME_SHORT);
 	return true;
 }
 
@@ -267,11 +262,11 @@ static inline bool up_check_size(const void *pg, struct up_msg *m)
 static inline bool up_check_same_size(const void *pg, const void *other,
 				      struct up_msg *m)
 {
-	if (up_u32(pg, UP_SIZE) != up_u32(other, UP_SIZE))
-		return up_fail(
-			m, UP_HINT_SIZE,
-			"size %u here, %u on another page of this kernel",
-			up_u32(pg, UP_SIZE), up_u32(other, UP_SIZE));
+	uint32_t a = up_u32(pg, UP_SIZE), b = up_u32(other, UP_SIZE);
+
+	if (a != b)
+		return up_fail(m, UP_HINT_SIZE,
+			       "size %u here, %u on another page", a, b);
 	return true;
 }
 
@@ -282,17 +277,16 @@ static inline bool up_check_same_size(const void *pg, const void *other,
 static inline bool up_check_reserved(const void *pg, struct up_msg *m)
 {
 	const unsigned char *b = pg;
-	uint32_t from = up_u32(pg, UP_SIZE);
-	uint32_t i;
+	uint32_t size = up_u32(pg, UP_SIZE);
+	uint32_t from = size, i;
 
 	if (from < UP_SIZE_MIN || from > UP_DATA_HEAD)
 		from = UP_SIZE_MIN;
 	for (i = from; i < UP_DATA_HEAD; i++)
 		if (b[i])
-			return up_fail(
-				m, UP_HINT_RESERVED,
-				"reserved byte %u is 0x%02x, not 0 (size %u)",
-				i, b[i], up_u32(pg, UP_SIZE));
+			return up_fail(m, UP_HINT_RESERVED,
+				       "reserved byte %u is 0x%02x (size %u)",
+				       i, b[i], size);
 	return true;
 }
 
@@ -303,20 +297,17 @@ static inline bool up_check_reserved(const void *pg, struct up_msg *m)
 static inline bool up_check_data_area(const void *pg, uint64_t page_size,
 				      uint64_t data_pages, struct up_msg *m)
 {
-	uint64_t off = up_u64(pg, UP_DATA_OFFSET);
-	uint64_t size = up_u64(pg, UP_DATA_SIZE);
+	unsigned long long off = up_u64(pg, UP_DATA_OFFSET);
+	unsigned long long size = up_u64(pg, UP_DATA_SIZE);
+	unsigned long long want = data_pages * page_size;
 
 	if (off != page_size)
 		return up_fail(m, UP_HINT_DATA_AREA,
-			       "data_offset %llu, want the page size %llu",
-			       (unsigned long long)off,
+			       "data_offset %llu, not the page size %llu", off,
 			       (unsigned long long)page_size);
-	if (size != data_pages * page_size)
-		return up_fail(m, UP_HINT_DATA_AREA,
-			       "data_size %llu, want %llu pages of %llu",
-			       (unsigned long long)size,
-			       (unsigned long long)data_pages,
-			       (unsigned long long)page_size);
+	if (size != want)
+		return up_fail(m, UP_HINT_DATA_AREA, "data_size %llu, not %llu",
+			       size, want);
 	return true;
 }
 
@@ -328,15 +319,13 @@ static inline bool up_check_data_area(const void *pg, uint64_t page_size,
 static inline bool up_check_head_grew(const void *pg, uint64_t before,
 				      uint64_t bytes, struct up_msg *m)
 {
-	uint64_t head = up_data_head(pg);
+	unsigned long long head = up_data_head(pg);
+	unsigned long long moved = head - before;
 
-	if (head - before != bytes)
-		return up_fail(
-			m, UP_HINT_DATA_HEAD,
-			"data_head at byte 1024 moved %llu bytes (from %llu to %llu), the records produced were %llu",
-			(unsigned long long)(head - before),
-			(unsigned long long)before, (unsigned long long)head,
-			(unsigned long long)bytes);
+	if (moved != bytes)
+		return up_fail(m, UP_HINT_DATA_HEAD,
+			       "data_head moved %llu (to %llu), records %llu",
+			       moved, head, (unsigned long long)bytes);
 	return true;
 }
 
@@ -352,42 +341,34 @@ static inline bool up_check_records(const void *base, unsigned int *types,
 				    unsigned int n_types, struct up_msg *m)
 {
 	const unsigned char *data;
-	uint64_t off = up_u64(base, UP_DATA_OFFSET);
-	uint64_t size = up_u64(base, UP_DATA_SIZE);
-	uint64_t head = up_data_head(base);
-	uint64_t pos = up_u64(base, UP_DATA_TAIL);
+	unsigned long long off = up_u64(base, UP_DATA_OFFSET);
+	unsigned long long size = up_u64(base, UP_DATA_SIZE);
+	unsigned long long head = up_data_head(base);
+	unsigned long long pos = up_u64(base, UP_DATA_TAIL);
 	struct perf_event_header h;
 
 	if (!off || !size)
 		return up_fail(m, UP_HINT_DATA_AREA,
-			       "data_offset %llu / data_size %llu unset",
-			       (unsigned long long)off,
-			       (unsigned long long)size);
+			       "data_offset %llu, data_size %llu", off, size);
 	if (head - pos > size)
-		return up_fail(
-			m, UP_HINT_DATA_HEAD,
-			"data_head %llu is more than data_size %llu past data_tail %llu",
-			(unsigned long long)head, (unsigned long long)size,
-			(unsigned long long)pos);
+		return up_fail(m, UP_HINT_DATA_HEAD,
+			       "data_head %llu > data_tail %llu + size %llu",
+			       head, pos, size);
 	data = (const unsigned char *)base + off;
 	while (pos < head) {
 		if (head - pos < sizeof(h))
-			return up_fail(
-				m, UP_HINT_DATA_HEAD,
-				"data_head %llu stops inside a record header at %llu",
-				(unsigned long long)head,
-				(unsigned long long)pos);
+			return up_fail(m, UP_HINT_DATA_HEAD,
+				       "data_head %llu in the header at %llu",
+				       head, pos);
 		memcpy(&h, data + pos % size, sizeof(h));
 		if (h.size < sizeof(h) || h.size % 8)
 			return up_fail(m, UP_HINT_DATA_HEAD,
-				       "record at %llu has size %u (type %u)",
-				       (unsigned long long)pos, h.size, h.type);
+				       "record at %llu: size %u, type %u", pos,
+				       h.size, h.type);
 		if (h.size > head - pos)
-			return up_fail(
-				m, UP_HINT_DATA_HEAD,
-				"record at %llu of size %u runs past data_head %llu",
-				(unsigned long long)pos, h.size,
-				(unsigned long long)head);
+			return up_fail(m, UP_HINT_DATA_HEAD,
+				       "record at %llu, size %u: past %llu",
+				       pos, h.size, head);
 		if (types && h.type < n_types)
 			types[h.type]++;
 		pos += h.size;
