@@ -9,7 +9,8 @@ as another uid, a guest...).  Kernel CI parsers (Linaro's parse-output.py,
 used by KernelCI and LKFT) name a case after program and test and append
 the SKIP reason, so a lab can follow a test across machines only if:
 
-  1. every test name a program reports is the same set in every run;
+  1. every program that ran reports the same set of test names in every
+     run (a run may leave a program out: -t);
   2. a test skipped in two runs is skipped with the same reason;
   3. each program reports as many results as its plan says, so that no
      diagnostic line was taken for a result.
@@ -49,7 +50,7 @@ def same_names(runs):
     progs = sorted({p for r in runs for p in r['names']})
     for prog in progs:
         for r in runs:
-            if not r['names'].get(prog):
+            if prog in r['names'] and not r['names'][prog]:
                 bad.append('%s: no test result in %s' % (prog, r['label']))
         have = [r for r in runs if r['names'].get(prog)]
         for r in have[1:]:
