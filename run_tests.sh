@@ -116,15 +116,17 @@ esac
 # does not reach it), keep the finished results in the output directory
 # with a note, remove the temporary files, exit 128 + the signal number.
 
-descendants() {	# PID: every live process below PID
-	ps -e -o pid=,ppid= | awk -v root="$1" '
-		{ parent[$1] = $2 }
+descendants() {	# PID: every live process below PID (but this lookup)
+	local self=$BASHPID
+	ps -e -o pid=,ppid=,stat= | awk -v root="$1" -v self="$self" '
+		$3 !~ /^Z/ { parent[$1] = $2 }
 		END {
 			want[root] = 1
 			do {
 				more = 0
 				for (p in parent)
-					if (!(p in want) && (parent[p] in want)) {
+					if (!(p in want) && (parent[p] in want) &&
+					    p != self && parent[p] != self) {
 						want[p] = 1; more = 1
 					}
 			} while (more)
@@ -154,8 +156,10 @@ cleanup() {
 	out_undo
 }
 
+exec 7>&2	# the real stderr, for a trap that runs inside a redirection
 on_signal() {	# NAME STATUS
 	trap '' INT TERM HUP
+	exec 2>&7
 	stop_all
 	echo "run_tests.sh: interrupted by SIG$1" >&2
 	save_partial "SIG$1" 2>/dev/null || true
@@ -263,9 +267,10 @@ while [ $# -gt 0 ]; do
 		[ $# -ge 2 ] || die "$1 needs a size (try --help)"
 		# Whole MiB or GiB only; at most what this machine has.
 		maxm=$(awk '/^MemTotal:/ { print int($2 / 1024) }' /proc/meminfo)
-		[[ $2 =~ ^([1-9][0-9]{0,6})([MmGg]?)$ ]] ||
+		[[ $2 =~ ^([1-9][0-9]*)([MmGg]?)$ ]] ||
 			die "$1: '$2' is not a memory size (whole MiB or GiB: 512M, 1G, 1536)"
 		mib=${BASH_REMATCH[1]}
+		[ ${#mib} -le 7 ] || mib=99999999
 		case ${BASH_REMATCH[2]} in [Gg]) mib=$((mib * 1024)) ;; esac
 		[ "$mib" -ge 128 ] && [ "$mib" -le "$maxm" ] ||
 			die "$1: '$2' is not a memory size from 128M to ${maxm}M (this machine's memory)"
@@ -417,10 +422,17 @@ select_tests() {
 	done
 }
 
+# An install tree is up to date when nothing of the suite is newer.
+tree_fresh() {	# TREE
+	[ -f "$1/kselftest-list.txt" ] && [ -z "$(find "$top/tools/testing/selftests/perf_events" \
+		"$top/Makefile" -newer "$1/kselftest-list.txt" -print -quit)" ]
+}
+
 host_built=
 host_tree() {	# build install-host once
 	[ -z "$host_built" ] || return 0
 	run "$m/deps.sh" build || exit 2
+	tree_fresh "$B/install-host" && [ -z "${KSRC:-}" ] && { host_built=1; return 0; }
 	run make -s -C "$top" install-host >"$work/make.log" 2>&1 || {
 		tail -n 20 "$work/make.log" >&2
 		die "the suite did not build (make install-host)"
@@ -631,11 +643,7 @@ for a in $arches; do
 	tree[$a]=$B/install-$a
 	(
 		flock 9
-		stamp=${tree[$a]}/kselftest-list.txt
-		if [ -f "$stamp" ] && [ -z "$(find "$top/tools/testing/selftests/perf_events" \
-			"$top/Makefile" -newer "$stamp" -print -quit)" ]; then
-			exit 0
-		fi
+		tree_fresh "${tree[$a]}" && exit 0
 		make -s -C "$top" "install-$a" >/dev/null 2>"$B/install-$a.log" || {
 			echo "run_tests.sh: the suite did not build for $a (make install-$a; see $B/install-$a.log)" >&2
 			exit 2
@@ -748,6 +756,8 @@ if [ -t 2 ]; then
 	progress_pid=$!
 fi
 
+extra=0	# background jobs that are not guests
+[ -z "$progress_pid" ] || extra=1
 n=${#specs[@]}
 # What an interrupt keeps: the kernels that finished (first run).
 save_partial() {
@@ -774,14 +784,14 @@ for ((i = 0; i < n; i++)); do [ "${k_arch[i]}" = arm64 ] && order+=("$i"); done
 for ((i = 0; i < n; i++)); do [ "${k_arch[i]}" = arm64 ] || order+=("$i"); done
 for ((r = 1; r <= repeat; r++)); do
 	for i in "${order[@]}"; do
-		while [ "$(jobs -rp | wc -l)" -ge "$((jobs + ${progress_pid:+1}))" ]; do
+		while [ "$(jobs -rp | wc -l)" -ge "$((jobs + extra))" ]; do
 			wait -n || true
 		done
 		say "booting ${k_label[i]} (${k_arch[i]})${repeat:+$([ "$repeat" = 1 ] || echo ", run $r of $repeat")}"
 		run_one "$i" "$r" &
 	done
 done
-while [ "$(jobs -rp | wc -l)" -gt "${progress_pid:+1}${progress_pid:-0}" ]; do
+while [ "$(jobs -rp | wc -l)" -gt "$extra" ]; do
 	wait -n || true
 done
 if [ -n "$progress_pid" ]; then
