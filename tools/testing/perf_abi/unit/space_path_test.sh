@@ -12,8 +12,9 @@ set -u
 top=$(cd "$(dirname "$0")/../../../.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-dst="$tmp/victim repo"
-export PERF_ABI_CACHE="$tmp/cache"
+box=$tmp/box		# the sandbox; the test's own files stay beside it
+dst="$box/victim repo"
+export PERF_ABI_CACHE="$box/cache"
 unset MAKEFLAGS MAKELEVEL
 
 ksrc=$(make -s -C "$top" --no-print-directory print-build)/ksft-6.12
@@ -24,17 +25,17 @@ if [ ! -f "$ksrc/tools/testing/selftests/lib.mk" ]; then
 	exit 0
 fi
 
-mkdir "$tmp/victim" "$dst"
-echo keep > "$tmp/victim/sentinel"
+mkdir -p "$box/victim" "$dst" "$PERF_ABI_CACHE"
+echo keep > "$box/victim/sentinel"
 (cd "$top" && git ls-files -z --cached --others --exclude-standard 2>/dev/null |
 	tar --null -T - -cf - 2>/dev/null) | tar -C "$dst" -xf -
 [ -x "$dst/run_tests.sh" ] || cp -a "$top/." "$dst/"	# not a git tree
 rm -rf "$dst/build"
 
 snap() {	# everything under D but the clone and the cache
-	find "$tmp" \( -path "$dst" -o -path "$tmp/cache" \) -prune -o -printf '%p %s %T@\n' |
+	find "$box" \( -path "$dst" -o -path "$box/cache" \) -prune -o -printf '%p %s %T@\n' |
 		sort
-	cat "$tmp/victim/sentinel"
+	cat "$box/victim/sentinel"
 }
 snap > "$tmp/before"
 n=0 failed=0
@@ -71,7 +72,7 @@ check "make build (the tree in the cache, build/ links to it)" "$tmp/log"
 
 (cd "$dst" && KSRC="$ksrc" ./run_tests.sh -t mmap_page:global.cap_fields_are_abi_bits \
 	-o "$dst/out dir") >"$tmp/log" 2>&1 &&
-	grep -q '^ok 1 global.cap_fields_are_abi_bits' "$dst/out dir/host.ktap"
+	grep -q '^# ok 1 global.cap_fields_are_abi_bits' "$dst/out dir/host.ktap"
 check "./run_tests.sh -t ... -o 'out dir'" "$tmp/log"
 
 make -C "$dst" --no-print-directory clean >"$tmp/log" 2>&1 &&
@@ -81,7 +82,7 @@ check "make clean" "$tmp/log"
 
 # The clone itself: nothing but build/ and the output dir appeared in it.
 (cd "$top" && git ls-files --cached --others --exclude-standard 2>/dev/null | sort) > "$tmp/want"
-(cd "$dst" && find . -type f ! -path './out dir/*' | sed 's|^\./||' | sort) > "$tmp/got"
+(cd "$dst" && find . ! -type d ! -path './out dir/*' | sed 's|^\./||' | sort) > "$tmp/got"
 n=$((n + 1))
 if [ ! -s "$tmp/want" ] || cmp -s "$tmp/want" "$tmp/got"; then
 	echo "ok $n the clone holds its files and the output only"
