@@ -83,7 +83,7 @@ kernels.  --compare: 2, 3, else 1 if a test regressed, else 0.
 USAGE
 }
 
-work= out_final=
+work=
 die() {
 	echo "run_tests.sh: $*" >&2
 	cleanup
@@ -547,7 +547,7 @@ if [ "$mode" = host ]; then
 	trap '' PIPE
 	[ "$repeat" = 1 ] || show "$final/flips.txt"
 	show <<<"$summary"
-	if [ "$grc" != 0 ] && [ "$rc" = 0 ] || [ "$rc" = 4 ] && [ "$grc" != 0 ] && [ "$grc" != 4 ]; then
+	if [ "$grc" != 0 ] && [ "$grc" != 4 ] && [ "$rc" != 1 ]; then
 		echo "run_tests.sh: the kselftest runner exited $grc" >&2
 		rc=1
 	fi
@@ -739,15 +739,15 @@ progress_pid=
 if [ -t 2 ]; then
 	live=" perf_abi.live=1"
 	progress() {
-		local f l prog done line
+		local f l prog ndone line
 		while sleep 2; do
 			line=
 			for f in "$work"/r*/*.console; do
 				[ -f "$f" ] || continue
 				l=${f##*/}; l=${l%.console}
 				prog=$(tr -d '\r' < "$f" | sed -n 's/^# selftests: [^:]*: //p' | tail -n 1)
-				done=$(tr -d '\r' < "$f" | grep -cE '^# (not )?ok [0-9]+ ' || true)
-				line="$line  $l: ${prog:-booting}${prog:+ $done tests done}"
+				ndone=$(tr -d '\r' < "$f" | grep -cE '^# (not )?ok [0-9]+ ' || true)
+				line="$line  $l: ${prog:-booting}${prog:+ $ndone tests done}"
 			done
 			[ -z "$line" ] || printf '\r\033[K%s' "${line:2}" | cut -c1-200 >&2
 		done

@@ -124,7 +124,7 @@ signal_case() {
 }
 
 echo "TAP version 13"
-echo "1..12"
+echo "1..13"
 
 # Warm the temporary cache (initramfs) once: not timed by the cases.
 FAKE_QEMU_SLEEP=0 "$rt" --kernel "$tmp/fast-bzImage" --suite "$s" -o "$tmp/out0" \
@@ -182,6 +182,15 @@ rc=$?
 [ "$rc" = 2 ] && grep -q 'not empty' "$tmp/stderr" || why="$why; a foreign directory: exit $rc"
 [ -f "$tmp/out3/precious" ] || why="$why; removed a foreign file"
 result "stale files of an earlier run go, files not ours stay" "${why#; }"
+
+# --repeat in a guest: one boot per run, every run's KTAP kept.
+"$rt" --kernel "$tmp/fast-bzImage" --suite "$s" --repeat 2 -o "$tmp/out4" >"$tmp/stdout" 2>"$tmp/stderr"
+rc=$?
+why=
+[ "$rc" = 0 ] || why="exit $rc"
+[ -f "$tmp/out4/repeat/fast-bzImage/2.ktap" ] || why="$why no repeat/fast-bzImage/2.ktap"
+grep -q '2 runs, 1 tests, 0 flips, 0 FAIL verdicts' "$tmp/stdout" || why="$why no flips line"
+result "--repeat 2 --kernel: two boots, no flip" "${why# }"
 
 echo "# $((n - failed)) passed, $failed failed"
 [ "$failed" = 0 ]
