@@ -150,6 +150,7 @@ for c in "${cases[@]}"; do
 	elif [ -e "$out" ]; then
 		why="left an output directory"
 	fi
+	[ -z "${DUMP_MESSAGES:-}" ] || printf '%s\t%s\t%s\n' "$name" "$(head -n 1 "$tmp/stderr" | sed "s|$tmp/|/tmp/|g")" "$rc" >> "$DUMP_MESSAGES"
 	if [ -z "$why" ]; then
 		echo "ok $n $name"
 	else
