@@ -124,7 +124,7 @@ signal_case() {
 }
 
 echo "TAP version 13"
-echo "1..13"
+echo "1..14"
 
 # Warm the temporary cache (initramfs) once: not timed by the cases.
 FAKE_QEMU_SLEEP=0 "$rt" --kernel "$tmp/fast-bzImage" --suite "$s" -o "$tmp/out0" \
@@ -191,6 +191,19 @@ why=
 [ -f "$tmp/out4/repeat/fast-bzImage/2.ktap" ] || why="$why no repeat/fast-bzImage/2.ktap"
 grep -q '2 runs, 1 tests, 0 flips, 0 FAIL verdicts' "$tmp/stdout" || why="$why no flips line"
 result "--repeat 2 --kernel: two boots, no flip" "${why# }"
+
+# Progress on a terminal (script(1) gives the run one): kernel, program,
+# tests done; none when stderr is a file (every case above).
+why=
+if command -v script >/dev/null; then
+	FAKE_QEMU_SLEEP=3 script -qec "$(printf '%q ' "$rt" --kernel "$tmp/slow-bzImage" \
+		--suite "$s" -o "$tmp/out5")" /dev/null > "$tmp/tty" 2>&1 </dev/null
+	grep -q 'slow-bzImage: fake 0 tests done' "$tmp/tty" || why="no progress line on the terminal"
+	grep -q 'tests done' "$tmp/stderr" && why="$why; progress on a stderr that is no terminal"
+else
+	why=
+fi
+result "progress on a terminal only" "${why#; }"
 
 echo "# $((n - failed)) passed, $failed failed"
 [ "$failed" = 0 ]
