@@ -100,11 +100,19 @@ if [ -z "${PERF_ABI_CACHE:-}" ]; then
 	PERF_ABI_CACHE=$HOME/.cache/perf-abi
 fi
 export PERF_ABI_CACHE
+# The cache must be writable before it is asked for anything.
+need_cache() {
+	mkdir -p "$PERF_ABI_CACHE" 2>/dev/null && [ -d "$PERF_ABI_CACHE" ] &&
+		touch "$PERF_ABI_CACHE/.writable.$$" 2>/dev/null &&
+		rm -f "$PERF_ABI_CACHE/.writable.$$" ||
+		die "PERF_ABI_CACHE=$PERF_ABI_CACHE: cannot write the cache (downloaded kernels, initramfs)"
+}
 # The build tree: build/, or in the cache for a clone whose path holds a
 # space (kselftest's lib.mk cannot build there; see the Makefile).
 B=$top/build
 case $top in
 *[[:space:]]*)
+	need_cache
 	B=$(make -s -C "$top" --no-print-directory print-build 2>&1) ||
 		die "${B##*: }"
 	;;
@@ -360,14 +368,6 @@ done
 mkdir -p "$B/vm" 2>/dev/null || die "cannot write the build tree $B"
 work=$(mktemp -d "$B/vm/run.XXXXXX") || die "cannot write the build tree $B"
 
-# The cache must be writable before it is asked for anything.
-need_cache() {
-	mkdir -p "$PERF_ABI_CACHE" 2>/dev/null && [ -d "$PERF_ABI_CACHE" ] &&
-		touch "$PERF_ABI_CACHE/.writable.$$" 2>/dev/null &&
-		rm -f "$PERF_ABI_CACHE/.writable.$$" ||
-		die "PERF_ABI_CACHE=$PERF_ABI_CACHE: cannot write the cache (downloaded kernels, initramfs)"
-}
-
 # select_tests TREE: writes $work/select/PROG.args (the harness options of
 # each program named with a TEST) and, with --list, prints PROG:TEST lines.
 select_tests() {
@@ -454,6 +454,13 @@ show() {
 	cat "$@" 2>/dev/null || true
 }
 
+# --repeat: a verdict that changed fails a run that passed or skipped.
+flipped() {	# FLIPS_STATUS
+	if [ "$1" != 0 ] && { [ "$rc" = 0 ] || [ "$rc" = 4 ]; }; then
+		rc=1
+	fi
+}
+
 # What an interrupted run keeps (on_signal): set by the running part.
 save_partial() { :; }
 
@@ -468,7 +475,6 @@ note_interrupted() {	# SIGNAME DIR WHAT
 
 if [ "$mode" = host ]; then
 	[ -z "$list" ] || [ -z "$outdir" ] || die "--list prints the tests; it writes no --output"
-	case $top in *[[:space:]]*) need_cache ;; esac
 	host_tree
 	select_tests "$B/install-host"
 	[ -z "$list" ] || exit 0
@@ -537,7 +543,7 @@ if [ "$mode" = host ]; then
 		frc=0
 		(cd "$work/out/repeat" && python3 "$m/lib/flips.py" $(seq -f '%g.ktap' 1 "$repeat")) \
 			> "$work/out/flips.txt" || frc=$?
-		[ "$frc" = 0 ] || [ "$rc" != 0 ] || rc=1
+		flipped "$frc"
 		[ "$frc" -le 1 ] || rc=2
 	fi
 	[ -z "$log" ] || cp "$work/host.ktap" "$log"
@@ -874,7 +880,7 @@ kernel)
 		echo "run_tests.sh: the guest's kselftest runner exited $grc" >&2
 		rc=1
 	fi
-	[ "$flips_rc" = 0 ] || [ "$rc" != 0 ] && [ "$rc" != 4 ] || rc=1
+	flipped "$flips_rc"
 	exit "$rc"
 	;;
 matrix)
@@ -886,7 +892,7 @@ matrix)
 	[ "$repeat" = 1 ] || show "$final/flips.txt"
 	[ -z "$outdir" ] || echo "run_tests.sh: reports in $final" >&2
 	[ -z "$setup_err" ] || exit 2
-	[ "$flips_rc" = 0 ] || [ "$rc" != 0 ] || rc=1
+	flipped "$flips_rc"
 	exit "$rc"
 	;;
 compare)

@@ -12,12 +12,11 @@ set -u
 top=$(cd "$(dirname "$0")/../../../.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+unset MAKEFLAGS MAKELEVEL
+ksrc=$(make -s -C "$top" --no-print-directory print-build)/ksft-6.12
 box=$tmp/box		# the sandbox; the test's own files stay beside it
 dst="$box/victim repo"
 export PERF_ABI_CACHE="$box/cache"
-unset MAKEFLAGS MAKELEVEL
-
-ksrc=$(make -s -C "$top" --no-print-directory print-build)/ksft-6.12
 echo "TAP version 13"
 echo "1..6"
 if [ ! -f "$ksrc/tools/testing/selftests/lib.mk" ]; then
