@@ -90,34 +90,6 @@ die() {
 	exit 2
 }
 
-# HOME may be unset (cron, env -i): the passwd entry's home then.
-if [ -z "${HOME:-}" ]; then
-	HOME=$(getent passwd "$(id -u)" | cut -d: -f6)
-	export HOME
-fi
-if [ -z "${PERF_ABI_CACHE:-}" ]; then
-	[ -n "$HOME" ] || die "neither PERF_ABI_CACHE nor HOME is set (PERF_ABI_CACHE: where kernels are cached)"
-	PERF_ABI_CACHE=$HOME/.cache/perf-abi
-fi
-export PERF_ABI_CACHE
-# The cache must be writable before it is asked for anything.
-need_cache() {
-	mkdir -p "$PERF_ABI_CACHE" 2>/dev/null && [ -d "$PERF_ABI_CACHE" ] &&
-		touch "$PERF_ABI_CACHE/.writable.$$" 2>/dev/null &&
-		rm -f "$PERF_ABI_CACHE/.writable.$$" ||
-		die "PERF_ABI_CACHE=$PERF_ABI_CACHE: cannot write the cache (downloaded kernels, initramfs)"
-}
-# The build tree: build/, or in the cache for a clone whose path holds a
-# space (kselftest's lib.mk cannot build there; see the Makefile).
-B=$top/build
-case $top in
-*[[:space:]]*)
-	need_cache
-	B=$(make -s -C "$top" --no-print-directory print-build 2>&1) ||
-		die "${B##*: }"
-	;;
-esac
-
 # --- signals -------------------------------------------------------------
 # SIGINT, SIGTERM, SIGHUP: end every process this run started (qemu runs
 # under timeout(1), in a process group of its own, so the terminal's ^C
@@ -178,6 +150,34 @@ trap 'on_signal INT 130' INT
 trap 'on_signal TERM 143' TERM
 trap 'on_signal HUP 129' HUP
 trap cleanup EXIT
+
+# HOME may be unset (cron, env -i): the passwd entry's home then.
+if [ -z "${HOME:-}" ]; then
+	HOME=$(getent passwd "$(id -u)" | cut -d: -f6)
+	export HOME
+fi
+if [ -z "${PERF_ABI_CACHE:-}" ]; then
+	[ -n "$HOME" ] || die "neither PERF_ABI_CACHE nor HOME is set (PERF_ABI_CACHE: where kernels are cached)"
+	PERF_ABI_CACHE=$HOME/.cache/perf-abi
+fi
+export PERF_ABI_CACHE
+# The cache must be writable before it is asked for anything.
+need_cache() {
+	mkdir -p "$PERF_ABI_CACHE" 2>/dev/null && [ -d "$PERF_ABI_CACHE" ] &&
+		touch "$PERF_ABI_CACHE/.writable.$$" 2>/dev/null &&
+		rm -f "$PERF_ABI_CACHE/.writable.$$" ||
+		die "PERF_ABI_CACHE=$PERF_ABI_CACHE: cannot write the cache (downloaded kernels, initramfs)"
+}
+# The build tree: build/, or in the cache for a clone whose path holds a
+# space (kselftest's lib.mk cannot build there; see the Makefile).
+B=$top/build
+case $top in
+*[[:space:]]*)
+	need_cache
+	B=$(make -s -C "$top" --no-print-directory print-build 2>&1) ||
+		die "${B##*: }"
+	;;
+esac
 
 # A long command in the background, so that a signal is handled at once
 # (bash runs traps only between foreground commands).
