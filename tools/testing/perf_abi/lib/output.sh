@@ -6,7 +6,8 @@
 # at the end: the files the previous run listed in DIR/.perf-abi-output
 # (ours) are removed, the new ones moved in and listed.  Files we did not
 # write are never removed; a non-empty DIR without that marker is refused
-# up front (it is someone else's), unless it lies in build/.
+# up front (it is someone else's), unless it lies in build/ or holds the
+# summary.json and report.ktap of an earlier run_tests.sh.
 
 OUT_MARKER=.perf-abi-output
 out_made=	# the topmost directory this run created, if any
@@ -21,6 +22,10 @@ out_check() {
 	if [ -d "$d" ]; then
 		[ -w "$d" ] && [ -x "$d" ] || { echo "cannot write into $d"; return; }
 		case $(cd "$d" && pwd -P)/ in "$(cd "$2" 2>/dev/null && pwd -P)"/*) return ;; esac
+		# Reports of a run_tests.sh from before the marker: ours, but
+		# nothing in them is known to be ours to remove.
+		[ -f "$d/$OUT_MARKER" ] || [ ! -f "$d/summary.json" ] || [ ! -f "$d/report.ktap" ] ||
+			return 0
 		if [ ! -f "$d/$OUT_MARKER" ] && [ -n "$(ls -A "$d" 2>/dev/null)" ]; then
 			echo "$d is not empty and holds no earlier report of run_tests.sh ($OUT_MARKER): give a new or empty directory"
 		fi
