@@ -353,7 +353,7 @@ sel_progs=()
 for s in "${selectors[@]}"; do
 	p=${s%%:*}
 	if [ -n "$suite" ]; then
-		tree_progs "$suite" | grep -q ":$p\$" ||
+		[ -n "$(tree_coll "$suite" "$p")" ] ||
 			die "no test program '$p' in $suite ($(tree_progs "$suite" | sed 's/.*://' | tr '\n' ' ' | sed 's/ $//'))"
 	else
 		ours=$(sed -n 's/^TEST_GEN_PROGS *:= *//p' "$top/tools/testing/selftests/perf_events/Makefile")
@@ -376,7 +376,7 @@ select_tests() {
 	progs=("${sel_progs[@]}")
 	[ ${#progs[@]} -gt 0 ] || mapfile -t progs < <(tree_progs "$tree" | sed 's/.*://')
 	for p in "${progs[@]}"; do
-		coll=$(tree_progs "$tree" | grep -m1 ":$p\$" | cut -d: -f1)
+		coll=$(tree_coll "$tree" "$p")
 		bin=$tree/$coll/$p
 		all=$work/select/$p.all sel=$work/select/$p.sel
 		: > "$sel"

@@ -12,6 +12,11 @@ tree_progs() {
 	tr -d '\r' < "$1/kselftest-list.txt"
 }
 
+# tree_coll TREE PROG: the collection holding PROG (exact name, no regex)
+tree_coll() {
+	tree_progs "$1" | awk -F: -v p="$2" '$2 == p { print $1; exit }'
+}
+
 # harness_lists FILE: true if FILE is a kselftest harness that has -l
 harness_lists() {
 	grep -qa -- 'list all tests' "$1" 2>/dev/null
