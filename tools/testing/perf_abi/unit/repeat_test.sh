@@ -4,7 +4,7 @@
 # --repeat: lib/flips.py finds a verdict that changed between runs of
 # crafted KTAP (and none where none changed), and run_tests.sh --repeat 3
 # of one program on the running kernel reports its flips (make soak runs
-# the full sizes).  Prints KTAP; exit 1 on failure.
+# the full sizes); | head does not stop a run on the running kernel.  Prints KTAP; exit 1 on failure.
 set -u
 
 top=$(cd "$(dirname "$0")/../../../.." && pwd)
@@ -22,7 +22,7 @@ ktap ok > "$tmp/2.ktap"
 ktap 'not ok' > "$tmp/3.ktap"
 
 echo "TAP version 13"
-echo "1..3"
+echo "1..4"
 failed=0
 out=$(python3 "$m/lib/flips.py" "$tmp/1.ktap" "$tmp/2.ktap")
 rc=$?
@@ -52,6 +52,17 @@ if { [ "$rc" = 0 ] || [ "$rc" = 4 ]; } && [[ $last == "3 runs, "*" tests, 0 flip
 else
 	sed 's/^/# /' "$tmp/stderr" "$tmp/out/flips.txt" 2>/dev/null | tail -n 20
 	echo "not ok 3 run_tests.sh --repeat 3 -t rdpmc # exit $rc: ${last:-no flips.txt}"
+	failed=1
+fi
+# On the running kernel too, a reader that goes away loses nothing.
+"$top/run_tests.sh" -t rdpmc -o "$tmp/out2" 2>"$tmp/stderr" | head -n 1 >/dev/null
+rc=${PIPESTATUS[0]}
+if { [ "$rc" = 0 ] || [ "$rc" = 4 ]; } && grep -q '^ok 1 selftests: perf_events: rdpmc' "$tmp/out2/host.ktap" &&
+   [ -s "$tmp/out2/summary.json" ]; then
+	echo "ok 4 run_tests.sh -t rdpmc -o D | head: the whole run in D, exit $rc"
+else
+	sed 's/^/# /' "$tmp/stderr" | tail -n 5
+	echo "not ok 4 run_tests.sh -t rdpmc -o D | head # exit $rc"
 	failed=1
 fi
 [ "$failed" = 0 ]
