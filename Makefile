@@ -73,7 +73,7 @@ LIBCAP_arm64 = -I$(SYSROOT_arm64)/usr/include \
 
 .PHONY: help deps framework stage build install-host install-x86_64 \
 	install-arm64 run \
-	check unit lint clean bench mutants matrix print-build
+	check unit lint clean bench mutants matrix print-build soak
 
 help:
 	@echo 'make deps             install missing Debian packages (root)'
@@ -86,6 +86,7 @@ help:
 	@echo 'make install-ARCH     static install tree for a guest (x86_64, arm64)'
 	@echo 'make bench            speed figures (not a pass/fail test)'
 	@echo 'make mutants          the mutant-kernel kill matrix'
+	@echo 'make soak             the suite N times, idle and under stress-ng; verdict flips'
 	@echo 'make clean            remove build/'
 	@echo 'variables: KSRC=<kernel tree>  KVER=6.12|6.1  PERF_ABI_CACHE=<dir>'
 
