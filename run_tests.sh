@@ -483,11 +483,23 @@ if [ "$mode" = host ]; then
 	for p in "${sel_progs[@]}"; do args+=(-t "perf_events:$p"); done
 	mkdir -p "$work/out"
 	save_partial() {
-		local f
-		f=$(ls "$work"/host*.ktap 2>/dev/null | tail -n 1) || true
-		[ -n "$f" ] || return 0
-		cp "$f" "$work/out/host.ktap"
-		note_interrupted "$1" "$work/out" "host.ktap holds the KTAP of the run up to then ($(ls "$work"/host*.ktap | wc -l) of $repeat runs begun)."
+		local r= f
+		if [ "$repeat" = 1 ]; then
+			[ -f "$work/host.ktap" ] || return 0
+			cp "$work/host.ktap" "$work/out/host.ktap"
+		else
+			# the runs that ended, and the one that was cut short
+			mkdir -p "$work/out/repeat"
+			r=1
+			for ((; r <= repeat; r++)); do
+				f=$work/host.$r.ktap
+				[ -f "$f" ] || break
+				cp "$f" "$work/out/repeat/$r.ktap"
+				cp "$f" "$work/out/host.ktap"
+			done
+			r=$((r - 1))
+		fi
+		note_interrupted "$1" "$work/out" "host.ktap holds the KTAP of the run up to then${r:+; repeat/ the $r runs begun of $repeat, the last one cut short}."
 		out_publish "$work/out" "$final"
 	}
 	host_run() {	# KTAP [tee]: one run of the suite; tee: also on stdout
@@ -890,6 +902,12 @@ matrix)
 	out_publish "$work/out" "$final"
 	show "$work/table"
 	[ "$repeat" = 1 ] || show "$final/flips.txt"
+	# The guest's own runner failed where its KTAP shows no failure.
+	while IFS=$'\t' read -r l _ _ _ st _ grc _; do
+		[ "$st" = ok ] && [ -n "$grc" ] && [ "$grc" != 0 ] && [ "$grc" != 4 ] || continue
+		echo "run_tests.sh: $l: the guest's kselftest runner exited $grc" >&2
+		[ "$rc" != 0 ] && [ "$rc" != 4 ] || rc=1
+	done < <(cat "$work"/r1/*.row 2>/dev/null)
 	[ -z "$outdir" ] || echo "run_tests.sh: reports in $final" >&2
 	[ -z "$setup_err" ] || exit 2
 	flipped "$flips_rc"
