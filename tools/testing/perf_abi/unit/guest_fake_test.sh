@@ -40,11 +40,19 @@ chmod +x "$s/run_kselftest.sh" "$s/perf_events/fake"
 # In a session of its own, SIGINT not ignored (a background job of a
 # script ignores it; a terminal's job does not).
 start() {	# ARGS...: run_tests.sh in the background; sets pid
+	local i
+	: > "$tmp/stdout"
 	python3 -c 'import os, signal, sys
 signal.signal(signal.SIGINT, signal.SIG_DFL)
 os.setsid()
 os.execv(sys.argv[1], sys.argv[1:])' "$rt" "$@" >"$tmp/stdout" 2>"$tmp/stderr" </dev/null &
 	pid=$!
+	# until it leads its session and runs the script (its traps)
+	for ((i = 0; i < 100; i++)); do
+		[ "$(ps -o sid=,args= -p "$pid" | awk '{ print $1, ($3 ~ /run_tests/) }')" = "$pid 1" ] && break
+		sleep 0.05
+	done
+	sleep 0.2
 }
 
 survivors() {	# SID: processes of that session still running (not zombies)
