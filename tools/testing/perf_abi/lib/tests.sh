@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 #
 # Sourced by run_tests.sh: the tests a kselftest install tree holds, and a
 # -t selection turned into the harness's own filter options.
