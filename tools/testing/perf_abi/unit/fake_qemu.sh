@@ -9,6 +9,7 @@
 #   FAKE_QEMU_SLEEP  seconds before the end marker (a kernel whose image
 #                    name holds "fast" never waits)
 #   FAKE_QEMU_PIDS   a file that gets this process's pid once it runs
+#   FAKE_QEMU_TESTS  how many tests the KTAP holds (default 1)
 serial= kernel=
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -30,9 +31,13 @@ trap 'kill $s 2>/dev/null; exit 143' TERM INT HUP
 sleep "$secs" &
 s=$!
 wait $s
-ktap=$(printf '%s\n' 'TAP version 13' '1..1' '# selftests: perf_events: fake' \
-	'# TAP version 13' '# 1..1' '# ok 1 global.fake' \
-	'ok 1 selftests: perf_events: fake')
+n=${FAKE_QEMU_TESTS:-1}
+ktap=$( {
+	printf '%s\n' 'TAP version 13' '1..1' '# selftests: perf_events: fake' \
+		'# TAP version 13' "# 1..$n"
+	awk -v n="$n" 'BEGIN { for (i = 1; i <= n; i++) printf "# ok %d global.fake%s\n", i, (i == 1 ? "" : "_" i) }'
+	echo 'ok 1 selftests: perf_events: fake'
+} )
 {
 	echo "@@PERF_ABI@@ BEGIN $(printf '%s\n' "$ktap" | wc -l) $(printf '%s\n' "$ktap" | md5sum | cut -d' ' -f1) gzip+base64"
 	printf '%s\n' "$ktap" | gzip -9c | base64

@@ -13,7 +13,7 @@ top=$(cd "$(dirname "$0")/../../../.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 unset MAKEFLAGS MAKELEVEL
-ksrc=$(make -s -C "$top" --no-print-directory print-build)/ksft-6.12
+ksrc=$(make -s -C "$top" --no-print-directory print-build 2>/dev/null || echo "$top/build")/ksft-6.12
 box=$tmp/box		# the sandbox; the test's own files stay beside it
 dst="$box/victim repo"
 export PERF_ABI_CACHE="$box/cache"
