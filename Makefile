@@ -8,12 +8,27 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := build
 
 TOP := $(CURDIR)
-B := $(TOP)/build
 SUITE := tools/testing/selftests/perf_events
 M := tools/testing/perf_abi
 KVER ?= 6.12
 KSRC ?=
+# HOME may be unset (cron, env -i): the passwd entry's home then.
+HOME ?= $(shell getent passwd "$$(id -u)" | cut -d: -f6)
 export PERF_ABI_CACHE ?= $(HOME)/.cache/perf-abi
+ifeq ($(strip $(PERF_ABI_CACHE)),/.cache/perf-abi)
+$(error neither HOME nor PERF_ABI_CACHE is set (PERF_ABI_CACHE: where kernels and builds are cached))
+endif
+
+# Every path in a recipe is quoted, but kselftest's lib.mk splits its own
+# $(realpath ...) at spaces: in a clone whose path holds a space the build
+# tree goes to the cache (one per clone) and build/ links to it.
+B := $(TOP)/build
+ifneq ($(words $(TOP)),1)
+B := $(PERF_ABI_CACHE)/trees/$(shell printf '%s' '$(subst ','\'',$(TOP))' | sha256sum | cut -c1-16)
+ifneq ($(words $(B)),1)
+$(error the clone ($(TOP)) and PERF_ABI_CACHE ($(PERF_ABI_CACHE)) both hold a space: kselftest's lib.mk cannot build there; set PERF_ABI_CACHE to a path without one)
+endif
+endif
 
 ifeq ($(KSRC),)
 KSFT_SRC := /usr/src/linux-source-$(KVER).tar.xz
@@ -23,7 +38,7 @@ ifneq ($(KVER),6.12)
 DEPS_BUILD += src-$(KVER)
 endif
 else
-KSFT_SRC := $(abspath $(KSRC))
+KSFT_SRC := $(KSRC)
 FW := $(B)/ksft-ksrc
 DEPS_BUILD := suite
 endif
@@ -32,6 +47,14 @@ STAGE := $(FWSEL)/perf_events
 HOSTOUT := $(B)/host-$(notdir $(FW))
 
 SUITE_FILES := $(wildcard $(SUITE)/* $(SUITE)/.gitignore)
+
+# build/ in the clone: the tree itself, or a link to it in the cache.
+ifeq ($(B),$(TOP)/build)
+LINK_BUILD := mkdir -p "$(B)"
+else
+LINK_BUILD := mkdir -p "$(B)" && { [ -L "$(TOP)/build" ] || [ ! -e "$(TOP)/build" ]; } && \
+	ln -sfn "$(B)" "$(TOP)/build"
+endif
 
 # Settings per install tree: host (this machine, dynamic), or a static
 # tree for a guest of that architecture.
@@ -50,7 +73,7 @@ LIBCAP_arm64 = -I$(SYSROOT_arm64)/usr/include \
 
 .PHONY: help deps framework stage build install-host install-x86_64 \
 	install-arm64 run \
-	check unit lint clean bench mutants matrix
+	check unit lint clean bench mutants matrix print-build soak
 
 help:
 	@echo 'make deps             install missing Debian packages (root)'
@@ -63,43 +86,45 @@ help:
 	@echo 'make install-ARCH     static install tree for a guest (x86_64, arm64)'
 	@echo 'make bench            speed figures (not a pass/fail test)'
 	@echo 'make mutants          the mutant-kernel kill matrix'
+	@echo 'make soak             the suite N times, idle and under stress-ng; verdict flips'
 	@echo 'make clean            remove build/'
 	@echo 'variables: KSRC=<kernel tree>  KVER=6.12|6.1  PERF_ABI_CACHE=<dir>'
 
 deps:
-	@$(M)/deps.sh all
+	@"$(M)/deps.sh" all
 
 # The framework: re-extracted only when its source changes (ksft.sh stamps it).
 framework:
-	@$(M)/deps.sh $(DEPS_BUILD)
-	@$(M)/ksft.sh $(KSFT_SRC) $(FW)
+	@"$(M)/deps.sh" $(DEPS_BUILD)
+	@$(LINK_BUILD)
+	@"$(M)/ksft.sh" "$(KSFT_SRC)" "$(FW)"
 
 # The suite, copied into the framework tree exactly as into a kernel tree.
 $(STAGE)/.staged: $(SUITE_FILES) | framework
-	@mkdir -p $(STAGE)
-	@rsync -a --delete --exclude=.staged $(SUITE)/ $(STAGE)/
-	@touch $@
+	@mkdir -p "$(STAGE)"
+	@rsync -a --delete --exclude=.staged "$(SUITE)/" "$(STAGE)/"
+	@touch "$@"
 
 stage: framework
 	@$(MAKE) --no-print-directory $(STAGE)/.staged
 
 build: stage
-	@mkdir -p $(HOSTOUT)
-	@$(MAKE) --no-print-directory -C $(STAGE) OUTPUT=$(HOSTOUT)
+	@mkdir -p "$(HOSTOUT)"
+	@$(MAKE) --no-print-directory -C "$(STAGE)" OUTPUT="$(HOSTOUT)"
 
 $(SYSROOT_arm64)/.done:
-	@$(M)/lib/apt-fetch.sh arm64 $(SYSROOT_arm64) libcap-dev libcap2
-	@touch $@
+	@"$(M)/lib/apt-fetch.sh" arm64 "$(SYSROOT_arm64)" libcap-dev libcap2
+	@touch "$@"
 
 install-host install-x86_64 install-arm64: install-%: stage
-	@$(if $(DEPS_$*),$(M)/deps.sh $(DEPS_$*))
-	@$(if $(SYSROOT_$*),$(MAKE) --no-print-directory $(SYSROOT_$*)/.done)
-	@rm -rf $(B)/install-$*.tmp $(B)/obj-$*
-	@$(MAKE) --no-print-directory -C $(FWSEL) TARGETS=perf_events \
-		ARCH=$(KARCH_$*) CROSS_COMPILE=$(CROSS_$*) O=$(B)/obj-$* \
+	@$(if $(DEPS_$*),"$(M)/deps.sh" $(DEPS_$*))
+	@$(if $(SYSROOT_$*),$(MAKE) --no-print-directory "$(SYSROOT_$*)/.done")
+	@rm -rf "$(B)/install-$*.tmp" "$(B)/obj-$*"
+	@$(MAKE) --no-print-directory -C "$(FWSEL)" TARGETS=perf_events \
+		ARCH=$(KARCH_$*) CROSS_COMPILE=$(CROSS_$*) O="$(B)/obj-$*" \
 		LDFLAGS=$(STATIC_$*) CPPFLAGS="$(LIBCAP_$*)" \
-		INSTALL_PATH=$(B)/install-$*.tmp install >/dev/null
-	@rm -rf $(B)/install-$* && mv $(B)/install-$*.tmp $(B)/install-$*
+		INSTALL_PATH="$(B)/install-$*.tmp" install >/dev/null
+	@rm -rf "$(B)/install-$*" && mv "$(B)/install-$*.tmp" "$(B)/install-$*"
 
 run: build
 	@./run_tests.sh
@@ -120,37 +145,37 @@ UNIT_CFLAGS := -Wall -Wextra -Werror -Wno-unused-parameter -O2 -g \
 -include $(wildcard $(M)/*/*.mk)
 
 $(B)/unit/%: $(M)/unit/%.c $(SUITE)/user_page.h $(STAGE)/.staged
-	@mkdir -p $(dir $@)
-	@$(CC) $(UNIT_CFLAGS) -o $@ $< -lcap -lpthread
+	@mkdir -p "$(dir $@)"
+	@$(CC) $(UNIT_CFLAGS) -o "$@" "$<" -lcap -lpthread
 
 check-unit: stage
 	@$(MAKE) --no-print-directory $(UNIT_BINS)
-	@mkdir -p $(CHECK)
-	@$(M)/lib/ktap-run.sh $(CHECK)/unit.ktap $(UNIT_BINS) $(UNIT_SH)
+	@mkdir -p "$(CHECK)"
+	@"$(M)/lib/ktap-run.sh" "$(CHECK)/unit.ktap" $(UNIT_BINS) $(UNIT_SH)
 
 check-lint: stage
-	@mkdir -p $(CHECK)
-	@$(M)/lint.sh $(FW) $(CHECK)/lint.ktap
+	@mkdir -p "$(CHECK)"
+	@"$(M)/lint.sh" "$(FW)" "$(CHECK)/lint.ktap"
 
 check-host: stage
-	@mkdir -p $(CHECK)
-	@./run_tests.sh --log $(CHECK)/host.ktap >/dev/null; rc=$$?; \
-	  [ $$rc = 0 ] || [ $$rc = 4 ] || { cat $(CHECK)/host.ktap; exit 1; }
+	@mkdir -p "$(CHECK)"
+	@./run_tests.sh --log "$(CHECK)/host.ktap" >/dev/null; rc=$$?; \
+	  [ $$rc = 0 ] || [ $$rc = 4 ] || { cat "$(CHECK)/host.ktap"; exit 1; }
 
 # The way a kernel tree runs it: the selftests Makefile with TARGETS.
 check-kselftest: stage
-	@mkdir -p $(CHECK)
-	@$(MAKE) --no-print-directory -s -C $(FWSEL) TARGETS=perf_events \
-		O=$(B)/obj-kselftest run_tests > $(CHECK)/kselftest.ktap 2>&1; \
-	  python3 $(M)/lib/ktap.py summary $(CHECK)/kselftest.ktap \
+	@mkdir -p "$(CHECK)"
+	@$(MAKE) --no-print-directory -s -C "$(FWSEL)" TARGETS=perf_events \
+		O="$(B)/obj-kselftest" run_tests > "$(CHECK)/kselftest.ktap" 2>&1; \
+	  python3 "$(M)/lib/ktap.py" summary "$(CHECK)/kselftest.ktap" \
 		"make -C tools/testing/selftests TARGETS=perf_events run_tests"; \
-	  rc=$$?; [ $$rc = 0 ] || [ $$rc = 4 ] || { cat $(CHECK)/kselftest.ktap; exit 1; }
+	  rc=$$?; [ $$rc = 0 ] || [ $$rc = 4 ] || { cat "$(CHECK)/kselftest.ktap"; exit 1; }
 
 unit: check-unit
-	@python3 $(M)/lib/ktap.py total $(CHECK)/unit*.ktap
+	@python3 "$(M)/lib/ktap.py" total "$(CHECK)"/unit*.ktap
 
 lint: check-lint
-	@python3 $(M)/lib/ktap.py total $(CHECK)/lint.ktap
+	@python3 "$(M)/lib/ktap.py" total "$(CHECK)/lint.ktap"
 
 # Speed figures, not pass/fail: self-read vs read(), guest boots, mutants.
 BENCH_TARGETS ?= bench-read bench-vm bench-mutants
@@ -160,14 +185,18 @@ bench:
 	done
 
 check:
-	@rm -rf $(CHECK)
-	@$(M)/deps.sh all
+	@rm -rf "$(CHECK)"
+	@"$(M)/deps.sh" all
 	@fail=0; for s in $(CHECK_STAGES) $(CHECK_LATE_STAGES); do \
 	  echo "== check: $$s" >&2; \
 	  $(MAKE) --no-print-directory check-$$s || fail=1; \
 	done; \
-	python3 $(M)/lib/ktap.py total $(CHECK)/*.ktap || fail=1; \
+	python3 "$(M)/lib/ktap.py" total "$(CHECK)"/*.ktap || fail=1; \
 	exit $$fail
 
+# Prints the build tree (run_tests.sh asks, for a clone with a space).
+print-build:
+	@echo "$(B)"
+
 clean:
-	rm -rf $(B)
+	rm -rf "$(B)"$(if $(filter-out $(TOP)/build,$(B)), "$(TOP)/build")

@@ -2,39 +2,51 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Run the perf user-page ABI selftests through the real kselftest runner and
-# report KTAP, a one-line summary and the kselftest exit code (0 pass,
-# 1 fail, 4 all skipped; 2 for bad usage; 3 a kernel did not boot): on the
-# running kernel, or on a kernel image booted under qemu (--kernel), on a
-# list of kernels (--matrix) or on two of them (--compare).  The guest
-# machinery is in tools/testing/perf_abi/vm/ and kernels/.
+# report KTAP, a one-line summary and an exit code (below): on the running
+# kernel, or on a kernel image booted under qemu (--kernel), on a list of
+# kernels (--matrix) or on two of them (--compare).  The guest machinery is
+# in tools/testing/perf_abi/vm/ and kernels/, test selection and the output
+# directory in lib/tests.sh and lib/output.sh.
 set -eu
 
 top=$(cd "$(dirname "$0")" && pwd)
 m=$top/tools/testing/perf_abi
-B=$top/build
-export PERF_ABI_CACHE=${PERF_ABI_CACHE:-$HOME/.cache/perf-abi}
+# shellcheck source=tools/testing/perf_abi/lib/tests.sh
+. "$m/lib/tests.sh"
+# shellcheck source=tools/testing/perf_abi/lib/output.sh
+. "$m/lib/output.sh"
 
 usage() {
 	cat <<'USAGE'
 Usage: ./run_tests.sh [OPTIONS]
        ./run_tests.sh --kernel SPEC [--arch A] [GUEST OPTIONS] [OPTIONS]
-       ./run_tests.sh --matrix [FILE] [GUEST OPTIONS] [--output DIR]
-       ./run_tests.sh --compare OLD_SPEC NEW_SPEC [GUEST OPTIONS] [--output DIR]
+       ./run_tests.sh --matrix [FILE] [GUEST OPTIONS] [OPTIONS]
+       ./run_tests.sh --compare OLD_SPEC NEW_SPEC [GUEST OPTIONS] [OPTIONS]
 Run the perf_events user-page ABI selftests on the running kernel, or boot
 kernels under qemu (software emulation) and run them there.
 
-  -t, --test NAME     run one test program (mmap_page, rdpmc), or one TEST
-                      as PROG:TEST (e.g. mmap_page:cap_fields_are_abi_bits;
-                      single TESTs need a 6.12 or newer kselftest harness)
+  -t, --test PROG[:TEST]  run one test program (mmap_page, rdpmc), or only
+                      the TESTs of PROG that TEST names: a name as the KTAP
+                      prints it (mmap_page:global.cap_fields_are_abi_bits),
+                      a TEST without fixture (mmap_page:cap_fields_are_abi_bits)
+                      or a shell glob (rdpmc:'agree.*'); may be repeated.
+                      A name that selects no test is an error.  TESTs need
+                      a 6.12 or newer kselftest harness (its -l list).
+      --list          print the tests that would run (PROG:TEST) and exit
+      --repeat N      run the suite N times and list every test whose
+                      verdict changed (exit 1 if one did)
   -l, --log FILE      also write the KTAP output to FILE (one kernel)
+  -o, --output DIR    write the reports to DIR: <label>.ktap (host.ktap on
+                      the running kernel), <label>.console, summary.json,
+                      junit.xml, table.md, report.ktap (default
+                      build/logs/{host,kernel,matrix,compare})
   -h, --help          show this help
 
 Kernels (SPEC: an image file -- bzImage, vmlinuz, arm64 Image, gzip'd or
 not -- or debian:VERSION-FLAVOUR, e.g. debian:6.1.0-47-cloud-amd64,
 debian:6.12.118+deb12-arm64: that linux-image-...-unsigned package is
 fetched with apt-get download and cached in $PERF_ABI_CACHE):
-  -k, --kernel SPEC   boot SPEC and run the suite in it; writes
-                      DIR/<label>.ktap, <label>.console and summary.json
+  -k, --kernel SPEC   boot SPEC and run the suite in it
   -m, --matrix [FILE] run every SPEC listed in FILE (one a line, # comments;
                       default tools/testing/perf_abi/kernels/matrix.list),
                       --jobs at a time, and print a kernel x program table
@@ -50,12 +62,9 @@ Guest options:
                       of build/install-ARCH (e.g. one made with make install
                       from a kernel's tools/testing/selftests); it must be
                       built statically for the guest's architecture
-      --label NAME    name of the kernel in reports (--kernel only)
+      --label NAME    name of the kernel in reports (--kernel only; not
+                      "report", the combined report's name)
   -j, --jobs N        guests at a time (default 2)
-  -o, --output DIR    write the reports to DIR: per-kernel .ktap and
-                      .console, summary.json, junit.xml, table.md,
-                      report.ktap (default build/logs, build/logs/matrix,
-                      build/logs/compare)
 
 Guest kernel command line knobs read by the test init: perf_abi.live=1
 (copy the whole runner output to the console as it comes),
@@ -63,43 +72,168 @@ perf_abi.paranoid=N (kernel.perf_event_paranoid; the guest sets 2).
 Environment: PERF_ABI_CACHE (downloaded kernels, initramfs; default
 ~/.cache/perf-abi), QEMU_X86_64, QEMU_ARM64 (qemu binaries to use).
 
-Exit status: 0 all passed, 1 a test failed, 4 every test skipped,
-2 bad usage or a missing dependency, 3 a kernel did not boot, panicked,
-oopsed, hung or lost its end marker.  --matrix: 3 if a kernel did not
-boot, else 1 if a test failed, else 0.  --compare: 3, else 1 if a test
-regressed, else 0.
+Exit status: 0 all passed, 1 a test failed (or, with --repeat, a verdict
+changed), 4 every test skipped -- these three as kselftest's runner;
+2 bad usage or a setup problem (a missing package, qemu that does not
+start, an unwritable output or cache); 3 a kernel did not boot, panicked,
+oopsed, hung or lost its end marker; 130, 143, 129 interrupted by SIGINT,
+SIGTERM, SIGHUP (what finished is kept in the output directory, with a
+file INTERRUPTED).  --matrix: 2, else 3, else 1, else 0 over all
+kernels.  --compare: 2, 3, else 1 if a test regressed, else 0.
 USAGE
 }
 
+work=
 die() {
 	echo "run_tests.sh: $*" >&2
+	cleanup
 	exit 2
 }
 
-test_name= log= mode=host spec= arch= append= smp=2 memory=512M kvm=
+# --- signals -------------------------------------------------------------
+# SIGINT, SIGTERM, SIGHUP: end every process this run started (qemu runs
+# under timeout(1), in a process group of its own, so the terminal's ^C
+# does not reach it), keep the finished results in the output directory
+# with a note, remove the temporary files, exit 128 + the signal number.
+
+descendants() {	# PID: every live process below PID (but this lookup)
+	local self=$BASHPID
+	ps -e -o pid=,ppid=,stat= | awk -v root="$1" -v self="$self" '
+		$3 !~ /^Z/ { parent[$1] = $2 }
+		END {
+			want[root] = 1
+			do {
+				more = 0
+				for (p in parent)
+					if (!(p in want) && (parent[p] in want) &&
+					    p != self && parent[p] != self) {
+						want[p] = 1; more = 1
+					}
+			} while (more)
+			for (p in want) if (p != root) print p
+		}'
+}
+
+stop_all() {	# TERM, then KILL what is left after 5 s
+	local pids i
+	pids=$(descendants $$)
+	[ -n "$pids" ] || return 0
+	# shellcheck disable=SC2086
+	kill -TERM $pids 2>/dev/null || true
+	for ((i = 0; i < 50; i++)); do
+		pids=$(descendants $$)
+		[ -n "$pids" ] || break
+		sleep 0.1
+	done
+	# shellcheck disable=SC2086
+	[ -z "$pids" ] || kill -KILL $pids 2>/dev/null || true
+	wait 2>/dev/null || true
+}
+
+cleanup() {
+	[ -z "$work" ] || rm -rf "$work"
+	work=
+	out_undo
+}
+
+exec 7>&2	# the real stderr, for a trap that runs inside a redirection
+on_signal() {	# NAME STATUS
+	trap '' INT TERM HUP
+	exec 2>&7
+	stop_all
+	echo "run_tests.sh: interrupted by SIG$1" >&2
+	save_partial "SIG$1" 2>/dev/null || true
+	cleanup
+	exit "$2"
+}
+trap 'on_signal INT 130' INT
+trap 'on_signal TERM 143' TERM
+trap 'on_signal HUP 129' HUP
+trap cleanup EXIT
+
+# HOME may be unset (cron, env -i): the passwd entry's home then.
+if [ -z "${HOME:-}" ]; then
+	HOME=$(getent passwd "$(id -u)" | cut -d: -f6)
+	export HOME
+fi
+if [ -z "${PERF_ABI_CACHE:-}" ]; then
+	[ -n "$HOME" ] || die "neither PERF_ABI_CACHE nor HOME is set (PERF_ABI_CACHE: where kernels are cached)"
+	PERF_ABI_CACHE=$HOME/.cache/perf-abi
+fi
+export PERF_ABI_CACHE
+# The cache must be writable before it is asked for anything.
+need_cache() {
+	mkdir -p "$PERF_ABI_CACHE" 2>/dev/null && [ -d "$PERF_ABI_CACHE" ] &&
+		touch "$PERF_ABI_CACHE/.writable.$$" 2>/dev/null &&
+		rm -f "$PERF_ABI_CACHE/.writable.$$" ||
+		die "PERF_ABI_CACHE=$PERF_ABI_CACHE: cannot write the cache (downloaded kernels, initramfs)"
+}
+# The build tree: build/, or in the cache for a clone whose path holds a
+# space (kselftest's lib.mk cannot build there; see the Makefile).
+B=$top/build
+case $top in
+*[[:space:]]*)
+	need_cache
+	B=$(make -s -C "$top" --no-print-directory print-build 2>&1) ||
+		die "${B##*: }"
+	;;
+esac
+
+# A long command in the background, so that a signal is handled at once
+# (bash runs traps only between foreground commands).
+run() {
+	"$@" &
+	wait $!
+}
+
+# --- options ---------------------------------------------------------------
+
+selectors=() log= mode=host spec= arch= append= smp=2 memory=512M kvm=
 suite= label= jobs=2 outdir= matrix_file= old_spec= new_spec= guest_opt=
+list= repeat=1 matrix_given=
 set_mode() {
 	[ "$mode" = host ] || [ "$mode" = "$1" ] ||
 		die "--kernel, --matrix and --compare go one at a time"
 	mode=$1
 }
+# SPEC arguments: never an option (--compare A --smp 2 is a mistake).
+spec_arg() {	# OPTION VALUE
+	case $2 in
+	'') die "$1 needs a kernel SPEC (try --help)" ;;
+	-*) die "$1: '$2' is an option, not a kernel SPEC (try --help)" ;;
+	esac
+}
 while [ $# -gt 0 ]; do
 	case $1 in
 	-t|--test)
-		[ $# -ge 2 ] || die "$1 needs a test name (try --help)"
-		test_name=$2
+		[ $# -ge 2 ] && [ -n "$2" ] || die "$1 needs a test name (try --help)"
+		case $2 in -*) die "$1 needs a test name, not the option '$2'" ;; esac
+		[[ $2 =~ ^[A-Za-z0-9_.+-]+(:[][A-Za-z0-9_.*?!+-]+)?$ ]] ||
+			die "$1: '$2' is not PROG or PROG:TEST (letters, digits, _ . - and globs * ? [ ])"
+		selectors+=("$2")
+		shift 2 ;;
+	--list)
+		list=1
+		shift ;;
+	--repeat)
+		[ $# -ge 2 ] || die "$1 needs a number of runs (try --help)"
+		[[ $2 =~ ^[1-9][0-9]{0,3}$ ]] || die "$1: '$2' is not a number of runs from 1 to 9999"
+		repeat=$2
 		shift 2 ;;
 	-l|--log)
-		[ $# -ge 2 ] || die "$1 needs a file name (try --help)"
+		[ $# -ge 2 ] && [ -n "$2" ] || die "$1 needs a file name (try --help)"
 		log=$2
 		shift 2 ;;
 	-k|--kernel)
-		[ $# -ge 2 ] && [ -n "$2" ] || die "$1 needs a kernel SPEC (try --help)"
+		[ $# -ge 2 ] || die "$1 needs a kernel SPEC (try --help)"
+		spec_arg "$1" "$2"
 		[ "$mode" = kernel ] && die "give --kernel once (use --matrix for several)"
 		set_mode kernel
 		spec=$2
 		shift 2 ;;
 	-m|--matrix)
+		[ -z "$matrix_given" ] || die "$1 given twice"
+		matrix_given=1
 		set_mode matrix
 		matrix_file=$m/kernels/matrix.list
 		if [ $# -ge 2 ] && [ "${2#-}" = "$2" ]; then
@@ -108,8 +242,10 @@ while [ $# -gt 0 ]; do
 		fi
 		shift ;;
 	--compare)
-		[ $# -ge 3 ] && [ -n "$2" ] && [ -n "$3" ] ||
-			die "$1 needs two kernel SPECs, OLD and NEW (try --help)"
+		[ $# -ge 3 ] || die "$1 needs two kernel SPECs, OLD and NEW (try --help)"
+		spec_arg "$1" "$2"
+		spec_arg "$1" "$3"
+		[ "$mode" = compare ] && die "$1 given twice"
 		set_mode compare
 		old_spec=$2 new_spec=$3
 		shift 3 ;;
@@ -125,7 +261,7 @@ while [ $# -gt 0 ]; do
 	--append)
 		guest_opt=${guest_opt:-$1}
 		[ $# -ge 2 ] || die "$1 needs kernel command line arguments (try --help)"
-		case $2 in *$'\n'*) die "$1: no newlines in the kernel command line" ;; esac
+		case $2 in *[[:cntrl:]]*) die "$1: no control characters (newlines, tabs, CR) in the kernel command line" ;; esac
 		append="$append $2"
 		shift 2 ;;
 	--smp)
@@ -137,13 +273,16 @@ while [ $# -gt 0 ]; do
 	--memory)
 		guest_opt=${guest_opt:-$1}
 		[ $# -ge 2 ] || die "$1 needs a size (try --help)"
-		case $2 in
-		*[0-9]G|*[0-9]g) memory=$((${2%[Gg]} * 1024))M ;;
-		*[0-9]M|*[0-9]m) memory=${2%[Mm]}M ;;
-		*) memory=$2M ;;
-		esac 2>/dev/null || true
-		[[ $memory =~ ^[0-9]+M$ ]] && [ "${memory%M}" -ge 128 ] 2>/dev/null ||
-			die "$1: '$2' is not a memory size of at least 128M (e.g. 512M, 1G)"
+		# Whole MiB or GiB only; at most what this machine has.
+		maxm=$(awk '/^MemTotal:/ { print int($2 / 1024) }' /proc/meminfo)
+		[[ $2 =~ ^([1-9][0-9]*)([MmGg]?)$ ]] ||
+			die "$1: '$2' is not a memory size (whole MiB or GiB: 512M, 1G, 1536)"
+		mib=${BASH_REMATCH[1]}
+		[ ${#mib} -le 7 ] || mib=99999999
+		case ${BASH_REMATCH[2]} in [Gg]) mib=$((mib * 1024)) ;; esac
+		[ "$mib" -ge 128 ] && [ "$mib" -le "$maxm" ] ||
+			die "$1: '$2' is not a memory size from 128M to ${maxm}M (this machine's memory)"
+		memory=${mib}M
 		shift 2 ;;
 	--kvm)
 		guest_opt=${guest_opt:-$1}
@@ -163,6 +302,7 @@ while [ $# -gt 0 ]; do
 		[ $# -ge 2 ] || die "$1 needs a name (try --help)"
 		[[ $2 =~ ^[A-Za-z0-9][A-Za-z0-9._+-]*$ ]] ||
 			die "$1: '$2' is not a name (letters, digits, . _ + -)"
+		[ "$2" != report ] || die "$1: 'report' is reserved (report.ktap is the combined report)"
 		label=$2
 		shift 2 ;;
 	-j|--jobs)
@@ -172,8 +312,8 @@ while [ $# -gt 0 ]; do
 		jobs=$2
 		shift 2 ;;
 	-o|--output)
-		guest_opt=${guest_opt:-$1}
 		[ $# -ge 2 ] && [ -n "$2" ] || die "$1 needs a directory (try --help)"
+		case $2 in -*) die "$1 needs a directory, not the option '$2'" ;; esac
 		outdir=$2
 		shift 2 ;;
 	-h|--help)
@@ -191,51 +331,253 @@ done
 [ -z "$label" ] || [ "$mode" = kernel ] || die "--label goes with --kernel"
 [ -z "$arch" ] || [ "$mode" != matrix ] || die "--arch goes with --kernel or --compare (a matrix names its kernels)"
 [ -z "$log" ] || [ "$mode" = host ] || [ "$mode" = kernel ] || die "--log goes with one kernel; use --output"
-if [ -n "$outdir" ] && [ -e "$outdir" ] && [ ! -d "$outdir" ]; then
-	die "--output: $outdir exists and is not a directory"
-fi
+[ -z "$list" ] || [ "$repeat" = 1 ] || die "--list and --repeat go one at a time"
+[ "$repeat" = 1 ] || [ "$mode" != compare ] || die "--repeat goes with the running kernel, --kernel or --matrix"
 if [ -n "$log" ]; then
 	[ -d "$(dirname "$log")" ] || die "--log: no directory $(dirname "$log")"
 	[ ! -d "$log" ] || die "--log: $log is a directory"
 fi
-
-prog=${test_name%%:*}
-one=
-[ "$prog" != "$test_name" ] && one=${test_name#*:}
-if [ -n "$prog" ]; then
-	if [ -n "$suite" ]; then
-		grep -q ":$prog\$" "$suite/kselftest-list.txt" ||
-			die "no test program '$prog' in $suite ($(sed 's/.*://' "$suite/kselftest-list.txt" | tr '\n' ' '))"
-	elif ! grep -qw "$prog" "$top/tools/testing/selftests/perf_events/Makefile"; then
-		die "no test program '$prog' (mmap_page, rdpmc)"
-	fi
-	[[ $test_name =~ ^[A-Za-z0-9_.:-]+$ ]] || die "bad test name '$test_name'"
+case $mode in
+host) final=${outdir:-$B/logs/host} ;;
+kernel) final=${outdir:-$B/logs/kernel} ;;
+matrix) final=${outdir:-$B/logs/matrix} ;;
+compare) final=${outdir:-$B/logs/compare} ;;
+esac
+if [ -z "$list" ]; then
+	err=$(out_check "$final" "$B")
+	[ -z "$err" ] || die "--output: $err"
 fi
+
+# Programs named by -t: those the tree lists (never a word of a Makefile).
+sel_progs=()
+for s in "${selectors[@]}"; do
+	p=${s%%:*}
+	if [ -n "$suite" ]; then
+		[ -n "$(tree_coll "$suite" "$p")" ] ||
+			die "no test program '$p' in $suite ($(tree_progs "$suite" | sed 's/.*://' | tr '\n' ' ' | sed 's/ $//'))"
+	else
+		ours=$(sed -n 's/^TEST_GEN_PROGS *:= *//p' "$top/tools/testing/selftests/perf_events/Makefile")
+		case " $ours " in
+		*" $p "*) ;;
+		*) die "no test program '$p' ($(echo $ours | sed 's/ /, /g'))" ;;
+		esac
+	fi
+	case " ${sel_progs[*]-} " in *" $p "*) ;; *) sel_progs+=("$p") ;; esac
+done
+
+mkdir -p "$B/vm" 2>/dev/null || die "cannot write the build tree $B"
+work=$(mktemp -d "$B/vm/run.XXXXXX") || die "cannot write the build tree $B"
+
+# select_tests TREE: writes $work/select/PROG.args (the harness options of
+# each program named with a TEST) and, with --list, prints PROG:TEST lines.
+select_tests() {
+	local tree=$1 s p pat coll bin all sel rc progs
+	mkdir -p "$work/select"
+	progs=("${sel_progs[@]}")
+	[ ${#progs[@]} -gt 0 ] || mapfile -t progs < <(tree_progs "$tree" | sed 's/.*://')
+	for p in "${progs[@]}"; do
+		coll=$(tree_coll "$tree" "$p")
+		bin=$tree/$coll/$p
+		all=$work/select/$p.all sel=$work/select/$p.sel
+		: > "$sel"
+		local want=
+		for s in "${selectors[@]}"; do
+			[ "${s%%:*}" = "$p" ] || continue
+			[ "$s" != "$p" ] || { want=all; continue; }
+			want=${want:-some}
+		done
+		if [ -z "$list" ] && [ "$want" != some ]; then
+			continue
+		fi
+		if ! harness_lists "$bin"; then
+			[ "$want" != some ] || die "-t $p:...: $p cannot list its tests (TESTs need a 6.12 or newer kselftest harness)"
+			echo "$p"
+			continue
+		fi
+		rc=0
+		list_tests "$bin" > "$all" || rc=$?
+		if [ "$rc" != 0 ] && [ -z "$suite" ] && [ "$tree" != "$B/install-host" ]; then
+			# Another architecture: the names are the same in the
+			# host's build of this suite.
+			host_tree
+			rc=0
+			list_tests "$B/install-host/$coll/$p" > "$all" || rc=$?
+		fi
+		[ "$rc" = 0 ] && [ -s "$all" ] ||
+			die "cannot list the tests of $p ($bin -l exited $rc)"
+		if [ "$want" != some ]; then
+			cp "$all" "$sel"
+		else
+			for s in "${selectors[@]}"; do
+				[ "${s%%:*}" = "$p" ] && [ "$s" != "$p" ] || continue
+				pat=${s#*:}
+				match_tests "$all" "$pat" > "$work/select/match"
+				[ -s "$work/select/match" ] ||
+					die "-t $s: no test of $p is named '$pat' ($(wc -l < "$all") tests; see --list)"
+				cat "$work/select/match" >> "$sel"
+			done
+			compress_filter "$all" "$sel" > "$work/select/$p.args"
+		fi
+		[ -z "$list" ] || awk '!seen[$0]++ { print p ":" $0 }' p="$p" "$sel"
+	done
+}
+
+# An install tree is up to date when nothing of the suite is newer.
+tree_fresh() {	# TREE
+	[ -f "$1/kselftest-list.txt" ] && [ -z "$(find "$top/tools/testing/selftests/perf_events" \
+		"$top/Makefile" -newer "$1/kselftest-list.txt" -print -quit)" ]
+}
+
+host_built=
+host_tree() {	# build install-host once
+	[ -z "$host_built" ] || return 0
+	run "$m/deps.sh" build || exit 2
+	tree_fresh "$B/install-host" && [ -z "${KSRC:-}" ] && { host_built=1; return 0; }
+	run make -s -C "$top" install-host >"$work/make.log" 2>&1 || {
+		tail -n 20 "$work/make.log" >&2
+		die "the suite did not build (make install-host)"
+	}
+	host_built=1
+}
+
+# Harness options per program, for the kselftest runner's environment
+# (KSELFTEST_<PROG>_ARGS) or the guest's command line (vm/init).
+prog_args() {	# PROG -> options on one line
+	[ -f "$work/select/$1.args" ] && tr '\n' ' ' < "$work/select/$1.args" | sed 's/ $//'
+	return 0
+}
+
+# Results on stdout, last: once the reports are written a reader that
+# went away (| head) is no reason to die of SIGPIPE or to complain.
+show() {
+	trap '' PIPE
+	cat "$@" 2>/dev/null || true
+}
+
+# --repeat: a verdict that changed fails a run that passed or skipped.
+flipped() {	# FLIPS_STATUS
+	if [ "$1" != 0 ] && { [ "$rc" = 0 ] || [ "$rc" = 4 ]; }; then
+		rc=1
+	fi
+}
+
+# What an interrupted run keeps (on_signal): set by the running part.
+save_partial() { :; }
+
+note_interrupted() {	# SIGNAME DIR WHAT
+	{
+		echo "run_tests.sh was interrupted by $1 on $(date -u '+%F %T UTC')."
+		echo "$3"
+	} > "$2/INTERRUPTED"
+}
 
 # --- the running kernel ------------------------------------------------
 
 if [ "$mode" = host ]; then
-	"$m/deps.sh" build || exit 2
-	make -s -C "$top" install-host >/dev/null || die "the suite did not build"
-	out=$B/logs
-	mkdir -p "$out"
-	ktap=$out/host.ktap
+	[ -z "$list" ] || [ -z "$outdir" ] || die "--list prints the tests; it writes no --output"
+	host_tree
+	select_tests "$B/install-host"
+	[ -z "$list" ] || exit 0
+	out_create "$final" || die "--output: cannot create $final"
 	args=()
-	[ -n "$prog" ] && args=(-t "perf_events:$prog")
-	(
-		cd "$B/install-host" || exit 1
-		[ -n "$one" ] && export "KSELFTEST_$(echo "$prog" | tr '[:lower:]' '[:upper:]')_ARGS=-t $one"
-		./run_kselftest.sh "${args[@]}"
-	) 2>&1 | tee "$ktap"
-	[ -n "$log" ] && cp "$ktap" "$log"
-	python3 "$m/lib/ktap.py" summary "$ktap" "perf_events on $(uname -r)"
-	exit $?
+	for p in "${sel_progs[@]}"; do args+=(-t "perf_events:$p"); done
+	mkdir -p "$work/out"
+	save_partial() {
+		local r= f
+		if [ "$repeat" = 1 ]; then
+			[ -f "$work/host.ktap" ] || return 0
+			cp "$work/host.ktap" "$work/out/host.ktap"
+		else
+			# the runs that ended, and the one that was cut short
+			mkdir -p "$work/out/repeat"
+			r=1
+			for ((; r <= repeat; r++)); do
+				f=$work/host.$r.ktap
+				[ -f "$f" ] || break
+				cp "$f" "$work/out/repeat/$r.ktap"
+				cp "$f" "$work/out/host.ktap"
+			done
+			r=$((r - 1))
+		fi
+		note_interrupted "$1" "$work/out" "host.ktap holds the KTAP of the run up to then${r:+; repeat/ the $r runs begun of $repeat, the last one cut short}."
+		out_publish "$work/out" "$final"
+	}
+	host_run() {	# KTAP [tee]: one run of the suite; tee: also on stdout
+		local p v
+		(
+			cd "$B/install-host" || exit 1
+			for p in "${sel_progs[@]}"; do
+				v=$(echo "$p" | tr '[:lower:]' '[:upper:]' | tr -c 'A-Z0-9\n' '_')
+				a=$(prog_args "$p")
+				[ -z "$a" ] || export "KSELFTEST_${v}_ARGS=$a"
+			done
+			# Through a pipe: the runner reopens /dev/stdout to
+			# append, which would overwrite a file at our offset.
+			# tee -p: a reader that goes away (| head) stops
+			# neither the run nor the file.
+			if [ -n "${2:-}" ]; then
+				./run_kselftest.sh "${args[@]}" 2>&1 | tee -p "$1"
+			else
+				./run_kselftest.sh "${args[@]}" 2>&1 | cat > "$1"
+			fi
+			echo "${PIPESTATUS[0]}" > "$1.rc"
+		)
+	}
+	t0=$(date +%s%N)
+	if [ "$repeat" = 1 ]; then
+		run host_run "$work/host.ktap" tee || true
+	else
+		for ((r = 1; r <= repeat; r++)); do
+			[ ! -t 2 ] || printf '\rrun_tests.sh: run %d of %d' "$r" "$repeat" >&2
+			run host_run "$work/host.$r.ktap" || true
+		done
+		[ ! -t 2 ] || echo >&2
+		cp "$work/host.1.ktap" "$work/host.ktap"
+		cp "$work/host.1.ktap.rc" "$work/host.ktap.rc"
+	fi
+	t1=$(( ($(date +%s%N) - t0) / 100000000 ))
+	grc=$(cat "$work/host.ktap.rc" 2>/dev/null || echo 255)
+	save_partial() { :; }
+	cp "$work/host.ktap" "$work/out/host.ktap"
+	printf 'host\t%s\trunning kernel %s\thost.ktap\tok\t%d.%d\t%s\t\n' "$(uname -m)" \
+		"$(uname -r)" $((t1 / 10)) $((t1 % 10)) "$grc" > "$work/out/manifest.tsv"
+	python3 "$m/lib/ktap.py" report "$work/out/manifest.tsv" \
+		--json "$work/out/summary.json" --junit "$work/out/junit.xml" \
+		--markdown "$work/out/table.md" --ktap "$work/out/report.ktap" >/dev/null || true
+	rm -f "$work/out/manifest.tsv"
+	rc=0
+	summary=$(python3 "$m/lib/ktap.py" summary "$work/host.ktap" "perf_events on $(uname -r)") || rc=$?
+	if [ "$repeat" != 1 ]; then
+		mkdir -p "$work/out/repeat"
+		for ((r = 1; r <= repeat; r++)); do
+			mv "$work/host.$r.ktap" "$work/out/repeat/$r.ktap"
+		done
+		frc=0
+		(cd "$work/out/repeat" && python3 "$m/lib/flips.py" $(seq -f '%g.ktap' 1 "$repeat")) \
+			> "$work/out/flips.txt" || frc=$?
+		flipped "$frc"
+		[ "$frc" -le 1 ] || rc=2
+	fi
+	[ -z "$log" ] || cp "$work/host.ktap" "$log"
+	out_publish "$work/out" "$final"
+	# Reports are written: only now the summary (a closed stdout loses
+	# nothing, and is no reason to die).
+	trap '' PIPE
+	[ "$repeat" = 1 ] || show "$final/flips.txt"
+	show <<<"$summary"
+	if [ "$grc" != 0 ] && [ "$grc" != 4 ] && [ "$rc" != 1 ]; then
+		echo "run_tests.sh: the kselftest runner exited $grc" >&2
+		rc=1
+	fi
+	[ -z "$outdir" ] || echo "run_tests.sh: reports in $final" >&2
+	exit "$rc"
 fi
 
 # --- kernels under qemu ------------------------------------------------
 # Everything that can be wrong with the input is checked before anything
 # is written: the kernels, qemu, the suite.
 
+need_cache
 specs=()
 case $mode in
 kernel) specs=("$spec") ;;
@@ -244,10 +586,16 @@ matrix)
 	[ -e "$matrix_file" ] || die "no such matrix file: $matrix_file"
 	[ -f "$matrix_file" ] && [ -r "$matrix_file" ] || die "cannot read matrix file: $matrix_file"
 	while IFS= read -r line || [ -n "$line" ]; do
+		line=${line%$'\r'}	# a file written on Windows
 		line=${line%%#*}
+		case $line in
+		*[[:cntrl:]]*)
+			die "$matrix_file: a control character in $(printf '%q' "$line")" ;;
+		esac
 		read -r s rest <<<"$line" || true
 		[ -n "${s:-}" ] || continue
 		[ -z "${rest:-}" ] || die "$matrix_file: one SPEC a line, not '$line'"
+		case $s in -*) die "$matrix_file: '$s' is not a kernel SPEC" ;; esac
 		specs+=("$s")
 	done < "$matrix_file" || die "cannot read matrix file: $matrix_file"
 	[ ${#specs[@]} -gt 0 ] || die "matrix file $matrix_file lists no kernel"
@@ -256,17 +604,19 @@ esac
 
 k_arch=() k_label=() k_path=()
 for s in "${specs[@]}"; do
-	err=$(mktemp)
-	if ! r=$("$m/kernels/image.sh" "$s" "$arch" 2>"$err"); then
-		msg=$(grep -v '^$' "$err" | tail -n 1 | sed -E 's/^(image|debian|apt-fetch)(\.sh)?: //')
-		rm -f "$err"
+	r=
+	run "$m/kernels/image.sh" "$s" "$arch" >"$work/image" 2>"$work/err" || {
+		msg=$(grep -v '^$' "$work/err" | tail -n 1 | sed -E 's/^(image|debian|apt-fetch)(\.sh)?: //')
 		die "${msg:-cannot use kernel $s}"
-	fi
-	rm -f "$err"
-	read -r a l p <<<"$r"
+	}
+	read -r a l p < "$work/image"
 	k_arch+=("$a") k_label+=("$l") k_path+=("$p")
 done
 [ -n "$label" ] && k_label[0]=$label
+# Labels name files beside the reports: never one of theirs.
+for ((i = 0; i < ${#k_label[@]}; i++)); do
+	case ${k_label[i]} in report) k_label[i]=report-kernel ;; esac
+done
 # Unique labels: a second kernel of the same name gets -2, -3 ...
 if [ "$mode" = compare ] && [ "${k_label[0]}" = "${k_label[1]}" ]; then
 	k_label[0]=${k_label[0]}-old k_label[1]=${k_label[1]}-new
@@ -294,7 +644,7 @@ for a in $arches; do
 	[ "$(id -u)" = 0 ] ||
 		die "$q not found; run as root: apt-get install -y --no-install-recommends $qpkg (or make deps)"
 	echo "run_tests.sh: $q is missing: installing it (make deps)" >&2
-	"$m/deps.sh" vm >&2 || exit 2
+	run "$m/deps.sh" vm >&2 || exit 2
 	command -v "$q" >/dev/null 2>&1 || die "$q not found even after make deps (package $qpkg)"
 done
 if [ -n "$suite" ] && [ "$(echo "$arches" | wc -l)" != 1 ]; then
@@ -309,27 +659,40 @@ for a in $arches; do
 		continue
 	fi
 	tree[$a]=$B/install-$a
-	mkdir -p "$B"
 	(
 		flock 9
-		stamp=${tree[$a]}/kselftest-list.txt
-		if [ -f "$stamp" ] && [ -z "$(find "$top/tools/testing/selftests/perf_events" \
-			"$top/Makefile" -newer "$stamp" -print -quit)" ]; then
-			exit 0
-		fi
-		make -s -C "$top" "install-$a" >/dev/null 2>"$B/install-$a.log" ||
-			die "the suite did not build for $a (make install-$a; see $B/install-$a.log)"
-	) 9>"$B/.install-$a.lock" || exit 2
+		tree_fresh "${tree[$a]}" && exit 0
+		make -s -C "$top" "install-$a" >/dev/null 2>"$B/install-$a.log" || {
+			echo "run_tests.sh: the suite did not build for $a (make install-$a; see $B/install-$a.log)" >&2
+			exit 2
+		}
+	) 9>"$B/.install-$a.lock" &
+	wait $! || exit 2
 done
+# -t: the names against each program's own list; --list prints them.
+if [ ${#selectors[@]} -gt 0 ] || [ -n "$list" ]; then
+	for a in $arches; do
+		select_tests "${tree[$a]}"
+	done
+	[ -z "$list" ] || exit 0
+fi
 for a in $arches; do
-	err=$(mktemp)
-	if ! initrd[$a]=$("$m/vm/initramfs.sh" "$a" "${tree[$a]}" 2>"$err"); then
-		msg=$(tail -n 1 "$err" | sed -E 's/^(initramfs|apt-fetch)(\.sh)?: //')
-		rm -f "$err"
+	run "$m/vm/initramfs.sh" "$a" "${tree[$a]}" >"$work/initrd" 2>"$work/err" || {
+		msg=$(tail -n 1 "$work/err" | sed -E 's/^(initramfs|apt-fetch)(\.sh)?: //')
 		die "${msg:-cannot build the $a initramfs}"
-	fi
-	rm -f "$err"
+	}
+	initrd[$a]=$(cat "$work/initrd")
 done
+
+# The selection on the guest's command line (vm/init): one perf_abi.test=
+# per program, PROG or PROG:OPT,ARG,... (the harness options).
+guest_append=$append
+for p in "${sel_progs[@]}"; do
+	a=$(prog_args "$p")
+	guest_append="$guest_append perf_abi.test=$p${a:+:${a// /,}}"
+done
+[ ${#guest_append} -le 1800 ] ||
+	die "-t selects too many single tests for a guest's command line (${#guest_append} bytes); select whole fixtures or programs"
 
 # Time allowed to a guest: the boot allowance plus the kselftest timeout of
 # every program (its directory's settings, else the runner's 45 s).
@@ -344,127 +707,223 @@ limit_for() {	# ARCH
 		local s
 		s=$(sed -n 's/^timeout=//p' "${tree[$a]}/$d/settings" 2>/dev/null | head -n 1)
 		t=$((t + ${s:-45}))
-	done < "${tree[$a]}/kselftest-list.txt"
+	done < <(tree_progs "${tree[$a]}")
 	echo "$((boot + t)) boot allowance ${boot}s + settings timeouts ${t}s"
 }
 
 # --- boot them -----------------------------------------------------------
 
-case $mode in
-kernel) final=${outdir:-$B/logs} ;;
-matrix) final=${outdir:-$B/logs/matrix} ;;
-compare) final=${outdir:-$B/logs/compare} ;;
-esac
-mkdir -p "$B/vm"
-work=$(mktemp -d "$B/vm/run.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-trap 'exit 130' INT TERM
+out_create "$final" || die "--output: cannot create $final"
+mkdir -p "$work/out"
 
-guest_append=$append
-[ -n "$test_name" ] && guest_append="$guest_append perf_abi.test=$test_name"
-
-run_one() {	# INDEX: boot kernel INDEX, write its manifest row
-	local i=$1 a=${k_arch[$1]} l=${k_label[$1]} t0 t1 rc=0 status=ok reason= grc=
+run_one() {	# INDEX RUN: boot kernel INDEX, write its manifest row
+	local i=$1 r=$2 a=${k_arch[$1]} l=${k_label[$1]} t0 t1 rc=0 status=ok reason= grc=
+	local d=$work/r$r
+	mkdir -p "$d"
 	t0=$(date +%s%N)
 	local limit why
 	read -r limit why <<<"$(limit_for "$a")"
 	"$m/vm/boot.sh" --smp "$smp" --memory "$memory" $kvm \
-		--limit "$limit" --limit-why "$why" --append "$guest_append" \
-		"$a" "${k_path[$i]}" "${initrd[$a]}" "$work/$l" 2>"$work/$l.err" || rc=$?
+		--limit "$limit" --limit-why "$why" --append "$guest_append$live" \
+		"$a" "${k_path[$i]}" "${initrd[$a]}" "$d/$l" 2>"$d/$l.err" || rc=$?
 	t1=$(date +%s%N)
 	if [ "$rc" = 0 ]; then
-		grc=$(cat "$work/$l.rc")
-		rm -f "$work/$l.rc"
+		grc=$(cat "$d/$l.rc")
+		rm -f "$d/$l.rc"
 	else
 		status=noboot
-		reason=$(head -n 1 "$work/$l.err" | sed -e 's/^boot\.sh: //' -e 's/; last 30 lines of .*//' | tr '\t' ' ')
-		[ "$rc" = 3 ] || reason="could not start the guest: $reason"
+		reason=$(head -n 1 "$d/$l.err" | sed -e 's/^boot\.sh: //' -e 's/; last 30 lines of .*//' | tr '\t' ' ')
+		[ "$rc" = 3 ] || { reason="could not start the guest: $reason"; echo 2 > "$d/$l.setup"; }
 		{
 			echo "TAP version 13"
 			echo "1..0"
 			echo "Bail out! $l: $reason"
-		} > "$work/$l.ktap"
+		} > "$d/$l.ktap"
 	fi
 	t1=$(((t1 - t0) / 100000000))
 	printf '%s\t%s\t%s\t%s\t%s\t%d.%d\t%s\t%s\n' "$l" "$a" "${specs[$i]}" \
-		"$l.ktap" "$status" $((t1 / 10)) $((t1 % 10)) "$grc" "$reason" > "$work/$l.row"
+		"$l.ktap" "$status" $((t1 / 10)) $((t1 % 10)) "$grc" "$reason" > "$d/$l.row.tmp"
+	mv "$d/$l.row.tmp" "$d/$l.row"
 }
 
 say() {	# progress of several guests
-	[ "$mode" = kernel ] || echo "run_tests.sh: $*" >&2
+	[ "$mode" = kernel ] && [ "$repeat" = 1 ] || echo "run_tests.sh: $*" >&2
 }
 
+# Progress on a terminal: kernel, program, tests done (the guest copies
+# its runner's output to the console as it comes: perf_abi.live=1).
+live=
+progress_pid=
+if [ -t 2 ]; then
+	live=" perf_abi.live=1"
+	progress() {
+		local f l prog ndone line
+		while sleep 2; do
+			line=
+			for f in "$work"/r*/*.console; do
+				[ -f "$f" ] || continue
+				l=${f##*/}; l=${l%.console}
+				prog=$(tr -d '\r' < "$f" | sed -n 's/^# selftests: [^:]*: //p' | tail -n 1)
+				ndone=$(tr -d '\r' < "$f" | grep -cE '^# (not )?ok [0-9]+ ' || true)
+				line="$line  $l: ${prog:-booting}${prog:+ $ndone tests done}"
+			done
+			[ -z "$line" ] || printf '\r\033[K%s' "${line:2}" | cut -c1-200 >&2
+		done
+	}
+	progress &
+	progress_pid=$!
+fi
+
+extra=0	# background jobs that are not guests
+[ -z "$progress_pid" ] || extra=1
 n=${#specs[@]}
+# What an interrupt keeps: the kernels that finished (first run).
+save_partial() {
+	local i l done=0
+	[ -d "$work/r1" ] || return 0
+	: > "$work/out/manifest.tsv"
+	for ((i = 0; i < n; i++)); do
+		l=${k_label[i]}
+		[ -f "$work/r1/$l.row" ] || continue
+		cat "$work/r1/$l.row" >> "$work/out/manifest.tsv"
+		mv "$work/r1/$l.ktap" "$work/r1/$l.console" "$work/out/" 2>/dev/null || true
+		done=$((done + 1))
+	done
+	[ "$done" -gt 0 ] && report_into "$work/out" >/dev/null 2>&1 || true
+	rm -f "$work/out/manifest.tsv"
+	note_interrupted "$1" "$work/out" "$done of $n kernels had finished; their results are here."
+	out_publish "$work/out" "$final"
+}
+
 # arm64 guests first: under -icount they take longest, and starting the
 # long ones first keeps the last slot from running alone.
 order=()
 for ((i = 0; i < n; i++)); do [ "${k_arch[i]}" = arm64 ] && order+=("$i"); done
 for ((i = 0; i < n; i++)); do [ "${k_arch[i]}" = arm64 ] || order+=("$i"); done
-for i in "${order[@]}"; do
-	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do
-		wait -n || true
+for ((r = 1; r <= repeat; r++)); do
+	for i in "${order[@]}"; do
+		while [ "$(jobs -rp | wc -l)" -ge "$((jobs + extra))" ]; do
+			wait -n || true
+		done
+		say "booting ${k_label[i]} (${k_arch[i]})${repeat:+$([ "$repeat" = 1 ] || echo ", run $r of $repeat")}"
+		run_one "$i" "$r" &
 	done
-	say "booting ${k_label[i]} (${k_arch[i]})"
-	run_one "$i" &
 done
-wait
+while [ "$(jobs -rp | wc -l)" -gt "$extra" ]; do
+	wait -n || true
+done
+if [ -n "$progress_pid" ]; then
+	kill "$progress_pid" 2>/dev/null || true
+	wait "$progress_pid" 2>/dev/null || true
+	printf '\r\033[K' >&2
+fi
 
-: > "$work/manifest.tsv"
+setup_err=
+: > "$work/out/manifest.tsv"
 for ((i = 0; i < n; i++)); do
 	l=${k_label[i]}
-	if [ ! -f "$work/$l.row" ]; then	# run_one itself broke
-		printf '%s\t%s\t%s\t\tnoboot\t\t\tthe runner failed\n' "$l" "${k_arch[i]}" "${specs[i]}" > "$work/$l.row"
-	fi
-	cat "$work/$l.row" >> "$work/manifest.tsv"
-	if [ -s "$work/$l.err" ]; then	# a guest that did not make it
-		sed -e "1s|^\(boot\.sh: \)\?|run_tests.sh: $l: |" -e "1s|$work/|$final/|" \
-			"$work/$l.err" >&2
-	fi
-	rm -f "$work/$l.row" "$work/$l.err"
+	for ((r = 1; r <= repeat; r++)); do
+		d=$work/r$r
+		if [ ! -f "$d/$l.row" ]; then	# run_one itself broke
+			printf '%s\t%s\t%s\t\tnoboot\t\t\tthe runner failed\n' "$l" "${k_arch[i]}" "${specs[i]}" > "$d/$l.row"
+		fi
+		[ ! -f "$d/$l.setup" ] || setup_err=1
+		if [ -s "$d/$l.err" ]; then	# a guest that did not make it
+			sed -e "1s|^\(boot\.sh: \)\?|run_tests.sh: $l: |" -e "1s|$d/|$final/|" \
+				"$d/$l.err" >&2
+		fi
+	done
+	cat "$work/r1/$l.row" >> "$work/out/manifest.tsv"
+	mv "$work/r1/$l.ktap" "$work/out/" 2>/dev/null || true
+	mv "$work/r1/$l.console" "$work/out/" 2>/dev/null || true
+	mv "$work/r1/$l.qemu" "$work/out/" 2>/dev/null || true
 done
-[ -n "$test_name" ] && echo "# ran only $test_name" >> "$work/manifest.tsv"
+[ ${#selectors[@]} = 0 ] || echo "# ran only ${selectors[*]}" >> "$work/out/manifest.tsv"
 
-report() {	# extra ktap.py report arguments
-	python3 "$m/lib/ktap.py" report "$work/manifest.tsv" \
-		--json "$work/summary.json" --junit "$work/junit.xml" \
-		--markdown "$work/table.md" --ktap "$work/report.ktap" "$@"
+report_into() {	# DIR [--table]
+	python3 "$m/lib/ktap.py" report "$1/manifest.tsv" \
+		--json "$1/summary.json" --junit "$1/junit.xml" \
+		--markdown "$1/table.md" --ktap "$1/report.ktap" "${@:2}"
 }
 
-publish() {	# move the reports into the output directory
-	mkdir -p "$final"
-	mv -f "$work"/* "$final"/
-	rm -f "$final/manifest.tsv"
-}
+# --repeat: every run's KTAP under repeat/LABEL/, the flips per kernel.
+flips_rc=0
+if [ "$repeat" != 1 ]; then
+	for ((i = 0; i < n; i++)); do
+		l=${k_label[i]}
+		mkdir -p "$work/out/repeat/$l"
+		cp "$work/out/$l.ktap" "$work/out/repeat/$l/1.ktap" 2>/dev/null || true
+		for ((r = 2; r <= repeat; r++)); do
+			mv "$work/r$r/$l.ktap" "$work/out/repeat/$l/$r.ktap" 2>/dev/null || true
+		done
+		frc=0
+		(cd "$work/out/repeat/$l" && python3 "$m/lib/flips.py" $(seq -f '%g.ktap' 1 "$repeat")) \
+			> "$work/out/repeat/$l/flips.txt" 2>&1 || frc=$?
+		sed "s/^/$l: /" "$work/out/repeat/$l/flips.txt" >> "$work/out/flips.txt"
+		[ "$frc" = 0 ] || flips_rc=1
+	done
+fi
 
+save_partial() { :; }
 case $mode in
 kernel)
 	l=${k_label[0]}
-	report >/dev/null || true
-	st=$(cut -f5 "$work/manifest.tsv" | head -n 1)
-	[ "$st" = ok ] && cat "$work/$l.ktap"
-	[ -n "$log" ] && cp "$work/$l.ktap" "$log"
-	publish
+	report_into "$work/out" >/dev/null || true
+	rm -f "$work/out/manifest.tsv"
+	st=$(cut -f5 "$work/r1/$l.row")
+	grc=$(cut -f7 "$work/r1/$l.row")
+	[ -z "$log" ] || cp "$work/out/$l.ktap" "$log"
+	out_publish "$work/out" "$final"
+	# Reports are written: only now print (a closed stdout loses nothing).
+	if [ -n "$setup_err" ]; then
+		echo "perf_events on $l (${k_arch[0]} guest): qemu did not start" >&2
+		exit 2
+	fi
 	if [ "$st" != ok ]; then
 		echo "perf_events on $l (${k_arch[0]} guest): did not boot" >&2
 		exit 3
 	fi
-	python3 "$m/lib/ktap.py" summary "$final/$l.ktap" "perf_events on $l (${k_arch[0]} guest)"
-	exit $?
+	rc=0
+	python3 "$m/lib/ktap.py" summary "$final/$l.ktap" "perf_events on $l (${k_arch[0]} guest)" >"$work/summary" || rc=$?
+	[ "$repeat" != 1 ] || show "$final/$l.ktap"
+	[ "$repeat" = 1 ] || show "$final/flips.txt"
+	show "$work/summary"
+	if [ "$grc" != 0 ] && [ "$grc" != 4 ] && [ "$rc" != 1 ]; then
+		echo "run_tests.sh: the guest's kselftest runner exited $grc" >&2
+		rc=1
+	fi
+	flipped "$flips_rc"
+	exit "$rc"
 	;;
 matrix)
-	report --table && rc=0 || rc=$?
-	publish
-	[ -n "$outdir" ] && echo "run_tests.sh: reports in $final" >&2
-	exit $rc
+	rc=0
+	report_into "$work/out" --table >"$work/table" || rc=$?
+	rm -f "$work/out/manifest.tsv"
+	out_publish "$work/out" "$final"
+	show "$work/table"
+	[ "$repeat" = 1 ] || show "$final/flips.txt"
+	# The guest's own runner failed where its KTAP shows no failure.
+	while IFS=$'\t' read -r l _ _ _ st _ grc _; do
+		[ "$st" = ok ] && [ -n "$grc" ] && [ "$grc" != 0 ] && [ "$grc" != 4 ] || continue
+		echo "run_tests.sh: $l: the guest's kselftest runner exited $grc" >&2
+		[ "$rc" != 0 ] && [ "$rc" != 4 ] || rc=1
+	done < <(cat "$work"/r1/*.row 2>/dev/null)
+	[ -z "$outdir" ] || echo "run_tests.sh: reports in $final" >&2
+	[ -z "$setup_err" ] || exit 2
+	flipped "$flips_rc"
+	exit "$rc"
 	;;
 compare)
-	report >/dev/null && rc=0 || rc=$?
-	publish
-	if [ "$rc" = 3 ]; then
-		exit 3
-	fi
+	rc=0
+	report_into "$work/out" >/dev/null || rc=$?
+	rm -f "$work/out/manifest.tsv"
+	out_publish "$work/out" "$final"
+	[ -z "$setup_err" ] || exit 2
+	[ "$rc" != 3 ] || exit 3
+	rc=0
 	python3 "$m/lib/ktap.py" compare "$final/${k_label[0]}.ktap" "$final/${k_label[1]}.ktap" \
-		"${k_label[0]}" "${k_label[1]}"
-	exit $?
+		"${k_label[0]}" "${k_label[1]}" > "$work/compare" || rc=$?
+	show "$work/compare"
+	exit "$rc"
 	;;
 esac

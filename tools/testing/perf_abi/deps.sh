@@ -6,7 +6,8 @@
 #   GROUP: build (the suite, framework from linux-source-6.12), suite (the
 #          same without linux-source: KSRC given), src-6.1 (linux-source-6.1),
 #          vm (qemu guests), kernel (tiny/mutant kernels), cross (unit
-#          tests built for s390x and run under qemu-user), all
+#          tests built for s390x and run under qemu-user), soak
+#          (stress-ng for make soak), all
 #   --check: install nothing; print the apt-get line and exit 2 if something
 #            is missing (what a non-root caller gets).
 set -eu
@@ -24,19 +25,33 @@ pkgs_vm="qemu-system-x86 qemu-system-arm busybox-static cpio file
 	gcc-aarch64-linux-gnu libc6-dev-arm64-cross dpkg-dev zstd"
 pkgs_kernel="flex bison bc libelf-dev libssl-dev kmod gcc-aarch64-linux-gnu"
 pkgs_cross="gcc-s390x-linux-gnu libc6-dev-s390x-cross qemu-user-static"
+pkgs_soak="stress-ng"
+
+# linux-source-VER: a version apt knows, checked before installing anything.
+src_known() {
+	[[ $1 =~ ^[0-9]+\.[0-9]+$ ]] || return 1
+	[ -f "/usr/src/linux-source-$1.tar.xz" ] && return 0
+	apt-cache pkgnames linux-source- 2>/dev/null | grep -qxF "linux-source-$1"
+}
 
 want=
 for g in "${@:-build}"; do
 	case $g in
 	suite) want="$want $pkgs_suite" ;;
 	build) want="$want $pkgs_build" ;;
-	src-*) want="$want $pkgs_suite linux-source-${g#src-}" ;;
+	src-*)
+		src_known "${g#src-}" || {
+			echo "deps.sh: KVER=${g#src-}: apt knows no linux-source-${g#src-} ($(apt-cache pkgnames linux-source- 2>/dev/null | sed 's/^linux-source-//' | sort -V | tr '\n' ' ' | sed 's/ $//'))" >&2
+			exit 2
+		}
+		want="$want $pkgs_suite linux-source-${g#src-}" ;;
 	vm) want="$want $pkgs_build $pkgs_vm" ;;
 	kernel) want="$want $pkgs_build $pkgs_vm $pkgs_kernel" ;;
 	cross) want="$want $pkgs_build $pkgs_cross" ;;
+	soak) want="$want $pkgs_build $pkgs_vm $pkgs_soak" ;;
 	all) want="$want $pkgs_build $pkgs_vm $pkgs_kernel $pkgs_cross
-		linux-source-6.1" ;;
-	*) echo "deps.sh: unknown group '$g' (build, vm, kernel, cross, all)" >&2
+		$pkgs_soak linux-source-6.1" ;;
+	*) echo "deps.sh: unknown group '$g' (build, suite, src-VER, vm, kernel, cross, soak, all)" >&2
 	   exit 2 ;;
 	esac
 done

@@ -92,6 +92,7 @@ unpacked() {	# FILE HOW -> cached decompressed copy
 case $spec in
 debian:*)
 	vf=${spec#debian:}
+	[ -n "$vf" ] || die "'debian:' needs VERSION-FLAVOUR (e.g. debian:6.1.0-47-cloud-amd64, debian:6.12.118+deb12-arm64)"
 	read -r arch path < <("$here/debian.sh" "$vf") || exit 2
 	[ -n "${path:-}" ] || exit 2
 	label=$vf

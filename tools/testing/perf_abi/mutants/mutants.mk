@@ -11,9 +11,9 @@
 MUT := $(M)/mutants
 MUT_B := $(B)/mutants
 MUT_ARCHES ?= x86_64 arm64
-MUT_RUN = INSTALL_x86_64=$(MUT_B)/install-x86_64 \
-	INSTALL_arm64=$(MUT_B)/install-arm64 \
-	$(MUT)/run.sh --arch $(subst $(mut_space),$(mut_comma),$(strip $(MUT_ARCHES)))
+MUT_RUN = INSTALL_x86_64="$(MUT_B)/install-x86_64" \
+	INSTALL_arm64="$(MUT_B)/install-arm64" \
+	"$(MUT)/run.sh" --arch $(subst $(mut_space),$(mut_comma),$(strip $(MUT_ARCHES)))
 mut_empty :=
 mut_space := $(mut_empty) $(mut_empty)
 mut_comma := ,
@@ -32,50 +32,50 @@ CHECK_STAGES += mutants
 MUT_REF_SKIP_arm64 ?= sigtrap_threads remove_on_exec
 mutants-install: $(addprefix mutants-install-,$(MUT_ARCHES))
 mutants-install-%: stage
-	@$(if $(DEPS_$*),$(M)/deps.sh $(DEPS_$*))
-	@$(if $(SYSROOT_$*),$(MAKE) --no-print-directory $(SYSROOT_$*)/.done)
-	@rm -rf $(MUT_B)/install-$*.tmp
-	@$(MAKE) --no-print-directory -C $(FWSEL) \
+	@$(if $(DEPS_$*),"$(M)/deps.sh" $(DEPS_$*))
+	@$(if $(SYSROOT_$*),$(MAKE) --no-print-directory "$(SYSROOT_$*)/.done")
+	@rm -rf "$(MUT_B)/install-$*.tmp"
+	@$(MAKE) --no-print-directory -C "$(FWSEL)" \
 		TARGETS="perf_events perf_events.upstream" \
-		ARCH=$(KARCH_$*) CROSS_COMPILE=$(CROSS_$*) O=$(MUT_B)/obj-$* \
+		ARCH=$(KARCH_$*) CROSS_COMPILE=$(CROSS_$*) O="$(MUT_B)/obj-$*" \
 		LDFLAGS=$(STATIC_$*) CPPFLAGS="$(LIBCAP_$*)" \
-		INSTALL_PATH=$(MUT_B)/install-$*.tmp install >/dev/null
+		INSTALL_PATH="$(MUT_B)/install-$*.tmp" install >/dev/null
 	@for t in $(MUT_REF_SKIP_$*); do \
-	  sed -i "/^perf_events.upstream:$$t\$$/d" $(MUT_B)/install-$*.tmp/kselftest-list.txt; \
-	  rm -f $(MUT_B)/install-$*.tmp/perf_events.upstream/$$t; \
+	  sed -i "/^perf_events.upstream:$$t\$$/d" "$(MUT_B)/install-$*.tmp/kselftest-list.txt"; \
+	  rm -f "$(MUT_B)/install-$*.tmp/perf_events.upstream/$$t"; \
 	done
-	@rm -rf $(MUT_B)/install-$* && mv $(MUT_B)/install-$*.tmp $(MUT_B)/install-$*
+	@rm -rf "$(MUT_B)/install-$*" && mv "$(MUT_B)/install-$*.tmp" "$(MUT_B)/install-$*"
 
 mutants: mutants-install
-	@$(M)/deps.sh kernel
-	@$(MUT_RUN) --output $(MUT_B)/runs
+	@"$(M)/deps.sh" kernel
+	@$(MUT_RUN) --output "$(MUT_B)/runs"
 
 check-mutants:
-	@mkdir -p $(CHECK)
-	@rm -f $(CHECK)/mutants.ktap
-	@$(MAKE) --no-print-directory mutants-install >$(CHECK)/mutants.log 2>&1 && \
-	  $(M)/deps.sh kernel >>$(CHECK)/mutants.log 2>&1 && \
-	  $(MUT_RUN) --output $(MUT_B)/runs --ktap $(CHECK)/mutants.ktap \
-		>>$(CHECK)/mutants.log 2>&1; rc=$$?; \
-	  [ -s $(CHECK)/mutants.ktap ] || printf 'TAP version 13\n1..1\n# see %s\nnot ok 1 selftests: mutants: matrix # exit=%s no verdict\n' \
-		$(CHECK)/mutants.log $$rc > $(CHECK)/mutants.ktap; \
-	  sed -n '/^arch /,$$p' $(CHECK)/mutants.log; \
-	  [ $$rc = 0 ] || { tail -n 5 $(CHECK)/mutants.log >&2; exit 1; }
+	@mkdir -p "$(CHECK)"
+	@rm -f "$(CHECK)/mutants.ktap"
+	@$(MAKE) --no-print-directory mutants-install >"$(CHECK)/mutants.log" 2>&1 && \
+	  "$(M)/deps.sh" kernel >>"$(CHECK)/mutants.log" 2>&1 && \
+	  $(MUT_RUN) --output "$(MUT_B)/runs" --ktap "$(CHECK)/mutants.ktap" \
+		>>"$(CHECK)/mutants.log" 2>&1; rc=$$?; \
+	  [ -s "$(CHECK)/mutants.ktap" ] || printf 'TAP version 13\n1..1\n# see %s\nnot ok 1 selftests: mutants: matrix # exit=%s no verdict\n' \
+		"$(CHECK)/mutants.log" $$rc > "$(CHECK)/mutants.ktap"; \
+	  sed -n '/^arch /,$$p' "$(CHECK)/mutants.log"; \
+	  [ $$rc = 0 ] || { tail -n 5 "$(CHECK)/mutants.log" >&2; exit 1; }
 
 # Cold: an empty PERF_ABI_CACHE and no build/mutants (kernel source
 # extraction, both kernel builds, initramfs, install trees, every boot).
 # Warm: the same command again.  Targets: cold <= 1200 s, warm <= 180 s.
 bench-mutants:
-	@rm -rf $(B)/bench-cache $(MUT_B)
+	@rm -rf "$(B)/bench-cache" "$(MUT_B)"
 	@t0=$$(date +%s); \
-	  $(MAKE) --no-print-directory PERF_ABI_CACHE=$(B)/bench-cache mutants \
-		> $(B)/bench-mutants-cold.log 2>&1; rc1=$$?; \
+	  $(MAKE) --no-print-directory PERF_ABI_CACHE="$(B)/bench-cache" mutants \
+		> "$(B)/bench-mutants-cold.log" 2>&1; rc1=$$?; \
 	  t1=$$(date +%s); \
-	  $(MAKE) --no-print-directory PERF_ABI_CACHE=$(B)/bench-cache mutants \
-		> $(B)/bench-mutants-warm.log 2>&1; rc2=$$?; \
+	  $(MAKE) --no-print-directory PERF_ABI_CACHE="$(B)/bench-cache" mutants \
+		> "$(B)/bench-mutants-warm.log" 2>&1; rc2=$$?; \
 	  t2=$$(date +%s); \
-	  grep -h 'built in\|boots done' $(B)/bench-mutants-cold.log | sed 's/^/  cold: /'; \
-	  grep -h 'boots done' $(B)/bench-mutants-warm.log | sed 's/^/  warm: /'; \
+	  grep -h 'built in\|boots done' "$(B)/bench-mutants-cold.log" | sed 's/^/  cold: /'; \
+	  grep -h 'boots done' "$(B)/bench-mutants-warm.log" | sed 's/^/  warm: /'; \
 	  echo "bench-mutants: cold $$((t1 - t0))s (target 1200s, matrix rc $$rc1)," \
 	       "warm $$((t2 - t1))s (target 180s, matrix rc $$rc2), $$(nproc) cores"; \
-	  rm -rf $(B)/bench-cache
+	  rm -rf "$(B)/bench-cache"

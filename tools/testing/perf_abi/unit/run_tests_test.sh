@@ -11,6 +11,14 @@ top=$(cd "$(dirname "$0")/../../../.." && pwd)
 rt=$top/run_tests.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# A cache of our own: the runner unpacks images into it.  Package lists
+# and Debian kernels already fetched are borrowed from the user's cache.
+real_cache=${PERF_ABI_CACHE:-${HOME:-/nonexistent}/.cache/perf-abi}
+export PERF_ABI_CACHE="$tmp/cache"
+mkdir -p "$PERF_ABI_CACHE/kernels"
+for d in apt-amd64 apt-arm64 debs kernels/debian; do
+	[ -d "$real_cache/$d" ] && ln -s "$real_cache/$d" "$PERF_ABI_CACHE/$d"
+done
 
 # A fake x86_64 bzImage ("HdrS" at 0x202, XLF_KERNEL_64 in xloadflags at
 # 0x236) and a fake arm64 Image ("ARM\x64" at 0x38).
@@ -22,7 +30,13 @@ printf 'ARMd' | dd of="$tmp/Image" bs=1 seek=56 conv=notrunc status=none
 gzip -c "$tmp/Image" > "$tmp/Image.gz"
 echo 'not a kernel' > "$tmp/notakernel"
 printf 'garbage\037\213' > "$tmp/bad.gz"
-mkdir "$tmp/matrix.d"
+mkdir "$tmp/matrix.d" "$tmp/foreign"
+echo precious > "$tmp/foreign/notes.txt"
+printf '%s\r\n' "$tmp/no-such-crlf" > "$tmp/crlf.list"
+# An apt-get that only says it was called: make KVER=9.9 must not get there.
+mkdir "$tmp/fakeapt"
+printf '#!/bin/sh\necho "apt-get $*" >> "%s/apt-called"\nexit 1\n' "$tmp" > "$tmp/fakeapt/apt-get"
+chmod +x "$tmp/fakeapt/apt-get"
 printf '# nothing but comments\n\n' > "$tmp/empty.list"
 printf 'debian:6.1.0-47-cloud-amd64 extra-word\n' > "$tmp/twowords.list"
 printf '%s\n' "$tmp/notakernel" > "$tmp/badkernel.list"
@@ -73,6 +87,25 @@ add bad-memory 'is not a memory size' --kernel "$tmp/bzImage" --memory 64M -o @O
 add output-is-file 'exists and is not a directory' --kernel "$tmp/bzImage" -o "$tmp/notakernel"
 add suite-not-a-tree 'is not a kselftest install tree' --kernel "$tmp/bzImage" --suite "$tmp/matrix.d" -o @OUT
 add unknown-test "no test program 'nope'" --kernel "$tmp/bzImage" -t nope -o @OUT
+add test-is-an-option "-t needs a test name, not the option '-v'" -t -v -o @OUT
+add test-lib-not-a-program "no test program 'lib'" -t lib -o @OUT
+add test-not-a-regex "no test program 'mmap.page'" -t mmap.page -o @OUT
+add test-names-no-test "-t mmap_page:no_such_test: no test of mmap_page is named" -t mmap_page:no_such_test -o @OUT
+add test-glob-no-test "no test of rdpmc is named 'nothing\\.\\*'" -t 'rdpmc:nothing.*' -o @OUT
+add memory-fraction "'1.5G' is not a memory size \\(whole MiB or GiB" --kernel "$tmp/bzImage" --memory 1.5G -o @OUT
+add memory-absurd "'99999999G' is not a memory size from 128M to [0-9]+M" --kernel "$tmp/bzImage" --memory 99999999G -o @OUT
+add compare-option-as-spec "'--smp' is an option, not a kernel SPEC" --compare "$tmp/bzImage" --smp 2 -o @OUT
+add matrix-twice '--matrix given twice' --matrix "$tmp/empty.list" --matrix -o @OUT
+add matrix-crlf "no such kernel image: $tmp/no-such-crlf\$" --matrix "$tmp/crlf.list" -o @OUT
+add debian-no-name "'debian:' needs VERSION-FLAVOUR" --kernel debian: -o @OUT
+add home-unset 'no such kernel image' ENV:-HOME --kernel "$tmp/no-such-bzImage" -o @OUT
+add cache-unwritable "PERF_ABI_CACHE=$tmp/notakernel/cache: cannot write the cache" ENV:PERF_ABI_CACHE="$tmp/notakernel/cache" --kernel "$tmp/bzImage" -o @OUT
+add label-reserved "'report' is reserved" --kernel "$tmp/bzImage" --label report -o @OUT
+add output-uncreatable 'cannot create .* is not a writable directory' --kernel "$tmp/bzImage" -o "$tmp/notakernel/out"
+add output-foreign 'is not empty and holds no earlier report' --kernel "$tmp/bzImage" -o "$tmp/foreign"
+add host-output-foreign 'is not empty and holds no earlier report' -o "$tmp/foreign"
+add repeat-zero "'0' is not a number of runs" --repeat 0 -o @OUT
+add make-kver-unknown 'KVER=9.9: apt knows no linux-source-9.9' MAKE: ENV:PATH="$tmp/fakeapt:$PATH" KVER=9.9 framework
 
 echo "TAP version 13"
 echo "1..${#cases[@]}"
@@ -83,29 +116,41 @@ for c in "${cases[@]}"; do
 	name=$1 pat=$2
 	shift 2
 	out=$tmp/out.$n
-	env=() args=()
+	env=() args=() cmd=("$rt") prefix=run_tests.sh maxlines=1
 	for a in "$@"; do
 		case $a in
+		ENV:-*) env+=(-u "${a#ENV:-}") ;;
 		ENV:*) env+=("${a#ENV:}") ;;
+		MAKE:) cmd=(make -s -C "$top" --no-print-directory) prefix=deps.sh maxlines=2 ;;
 		@OUT) args+=("$out") ;;
 		*) args+=("$a") ;;
 		esac
 	done
 	rc=0
-	env "${env[@]}" "$rt" "${args[@]}" >"$tmp/stdout" 2>"$tmp/stderr" </dev/null || rc=$?
+	rm -f "$tmp/apt-called"
+	env "${env[@]}" "${cmd[@]}" "${args[@]}" >"$tmp/stdout" 2>"$tmp/stderr" </dev/null || rc=$?
 	why=
 	lines=$(grep -c . "$tmp/stderr" || true)
 	if [ "$rc" != 2 ]; then
 		why="exit $rc, not 2"
-	elif ! grep -qE "^run_tests.sh: .*$pat" "$tmp/stderr"; then
+	elif ! grep -qE "^$prefix: .*$pat" "$tmp/stderr"; then
 		why="stderr lacks /$pat/"
-	elif [ "$lines" != 1 ]; then
+	elif [ "$lines" -gt "$maxlines" ]; then
 		why="$lines lines on stderr, not one"
+	elif grep -q $'\r' "$tmp/stderr"; then
+		why="a carriage return on stderr"
+	elif grep -qE 'unbound variable|line [0-9]+:|command not found|Traceback' "$tmp/stderr"; then
+		why="an internal error leaked"
+	elif [ -e "$tmp/apt-called" ]; then
+		why="ran apt-get"
+	elif [ ! -f "$tmp/foreign/notes.txt" ] || [ "$(ls -A "$tmp/foreign")" != notes.txt ]; then
+		why="touched a directory not its own"
 	elif [ -s "$tmp/stdout" ]; then
 		why="output on stdout"
 	elif [ -e "$out" ]; then
 		why="left an output directory"
 	fi
+	[ -z "${DUMP_MESSAGES:-}" ] || printf '%s\t%s\t%s\n' "$name" "$(head -n 1 "$tmp/stderr" | sed "s|$tmp/|/tmp/|g")" "$rc" >> "$DUMP_MESSAGES"
 	if [ -z "$why" ]; then
 		echo "ok $n $name"
 	else

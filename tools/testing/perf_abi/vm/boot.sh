@@ -14,7 +14,7 @@
 # boot, panicked, oopsed, hung past SECS (default 300) or stopped without
 # the end marker: one line saying which (quoting the first panic or oops
 # line, if any) on stderr, then the last 30 console lines.  Exit 2 when
-# qemu is missing.
+# qemu is missing or did not start (it failed and wrote no console).
 #
 # TCG (software emulation) unless --kvm.  arm64 runs -M virt -cpu max
 # -icount shift=0 (sleep=off), which gives the guest a PMU it can count
@@ -117,7 +117,10 @@ if [ -n "$oops" ]; then
 fi
 if [ -z "$framed" ]; then
 	if [ "$qrc" != 0 ] && [ ! -s "$log" ]; then
-		fail "$qemu failed (exit $qrc): $(head -n 1 "$prefix.qemu")"
+		# qemu did not start: a setup problem, not the kernel's
+		echo "$qemu failed (exit $qrc): $(head -n 1 "$prefix.qemu")" >&2
+		rm -f "$prefix.frame" "$prefix.b64"
+		exit 2
 	fi
 	if ! grep -q '^@@PERF_ABI@@ UP' "$log"; then
 		fail "kernel did not boot to the test init (qemu exit $qrc)"

@@ -21,55 +21,55 @@ CHECK_STAGES += vm
 .PHONY: check-vm bench-vm
 
 check-vm:
-	@mkdir -p $(CHECK) $(B)
-	@printf '%s\n' $(VM_CHECK_KERNELS) > $(B)/vm-check.list
-	@rm -rf $(VM_CHECK_OUT)
-	@./run_tests.sh --matrix $(B)/vm-check.list --output $(VM_CHECK_OUT); \
+	@mkdir -p "$(CHECK)" "$(B)"
+	@printf '%s\n' $(VM_CHECK_KERNELS) > "$(B)/vm-check.list"
+	@rm -rf "$(VM_CHECK_OUT)"
+	@./run_tests.sh --matrix "$(B)/vm-check.list" --output "$(VM_CHECK_OUT)"; \
 	  rc=$$?; \
-	  if [ -f $(VM_CHECK_OUT)/report.ktap ]; then \
-	    cp $(VM_CHECK_OUT)/report.ktap $(CHECK)/vm.ktap; \
+	  if [ -f "$(VM_CHECK_OUT)/report.ktap" ]; then \
+	    cp "$(VM_CHECK_OUT)/report.ktap" "$(CHECK)/vm.ktap"; \
 	  else \
 	    printf 'TAP version 13\n1..1\nnot ok 1 selftests: vm: run_tests.sh # exit=%d\n' \
-	      $$rc > $(CHECK)/vm.ktap; \
+	      $$rc > "$(CHECK)/vm.ktap"; \
 	  fi; \
 	  [ $$rc = 0 ]
 
 matrix:
-	@./run_tests.sh --matrix $(MATRIX_LIST) --output $(MATRIX_OUT)
+	@./run_tests.sh --matrix "$(MATRIX_LIST)" --output "$(MATRIX_OUT)"
 
 # Warm first (kernels fetched, suites built, initramfs cached: not timed),
 # then time a boot alone (perf_abi.test=none: the guest runs no test), a
 # boot with the whole suite per architecture, and the default matrix; the
 # figures go to build/bench/vm.txt, the matrix table follows.
 bench-vm:
-	@mkdir -p $(B)/bench
+	@mkdir -p "$(B)/bench"
 	@for s in $(VM_BENCH_X86_64) $(VM_BENCH_ARM64) \
-	    $$(sed -e 's/#.*//' $(MATRIX_LIST)); do \
-	  $(M)/kernels/image.sh $$s >/dev/null || exit 2; \
+	    $$(sed -e 's/#.*//' "$(MATRIX_LIST)"); do \
+	  "$(M)/kernels/image.sh" "$$s" >/dev/null || exit 2; \
 	done
-	@set -e; out=$(B)/bench/vm.txt; : > $$out.tmp; \
+	@set -e; out="$(B)/bench/vm.txt"; : > "$$out.tmp"; \
 	  t() { local t0=$$(date +%s%N) rc=0; "$$@" >/dev/null 2>&1 || rc=$$?; \
 	    echo "$$(( ($$(date +%s%N) - t0) / 1000000 )) $$rc"; }; \
 	  load=$$(cut -d' ' -f1 /proc/loadavg); \
 	  for k in $(VM_BENCH_X86_64) $(VM_BENCH_ARM64); do \
-	    ./run_tests.sh --kernel $$k --append perf_abi.test=none -o $(B)/bench/boot \
+	    ./run_tests.sh --kernel $$k --append perf_abi.test=none -o "$(B)/bench/boot" \
 	      >/dev/null 2>&1 || true; \
 	  done; \
 	  for k in $(VM_BENCH_X86_64) $(VM_BENCH_ARM64); do \
-	    read ms rc <<<"$$(t ./run_tests.sh --kernel $$k --append perf_abi.test=none -o $(B)/bench/boot)"; \
+	    read ms rc <<<"$$(t ./run_tests.sh --kernel $$k --append perf_abi.test=none -o "$(B)/bench/boot")"; \
 	    printf 'bench-vm: %s boot alone (no test run): %d.%01d s\n' \
-	      $$k $$((ms / 1000)) $$((ms % 1000 / 100)) | tee -a $$out.tmp; \
+	      $$k $$((ms / 1000)) $$((ms % 1000 / 100)) | tee -a "$$out.tmp"; \
 	  done; \
-	  read ms rc <<<"$$(t ./run_tests.sh --kernel $(VM_BENCH_X86_64) -o $(B)/bench/x86_64)"; \
+	  read ms rc <<<"$$(t ./run_tests.sh --kernel $(VM_BENCH_X86_64) -o "$(B)/bench/x86_64")"; \
 	  printf 'bench-vm: x86_64 %s boot + suite: %d.%01d s (target <= 6 s, exit %s)\n' \
-	    $(VM_BENCH_X86_64) $$((ms / 1000)) $$((ms % 1000 / 100)) $$rc | tee -a $$out.tmp; \
-	  read ms rc <<<"$$(t ./run_tests.sh --kernel $(VM_BENCH_ARM64) -o $(B)/bench/arm64)"; \
+	    $(VM_BENCH_X86_64) $$((ms / 1000)) $$((ms % 1000 / 100)) $$rc | tee -a "$$out.tmp"; \
+	  read ms rc <<<"$$(t ./run_tests.sh --kernel $(VM_BENCH_ARM64) -o "$(B)/bench/arm64")"; \
 	  printf 'bench-vm: arm64 %s boot + suite: %d.%01d s (target <= 15 s, exit %s)\n' \
-	    $(VM_BENCH_ARM64) $$((ms / 1000)) $$((ms % 1000 / 100)) $$rc | tee -a $$out.tmp; \
-	  read ms rc <<<"$$(t ./run_tests.sh --matrix $(MATRIX_LIST) -o $(B)/bench/matrix)"; \
+	    $(VM_BENCH_ARM64) $$((ms / 1000)) $$((ms % 1000 / 100)) $$rc | tee -a "$$out.tmp"; \
+	  read ms rc <<<"$$(t ./run_tests.sh --matrix "$(MATRIX_LIST)" -o "$(B)/bench/matrix")"; \
 	  printf 'bench-vm: matrix of %d kernels, warm cache: %d.%01d s (target <= 180 s, exit %s)\n' \
-	    $$(sed -e 's/#.*//' $(MATRIX_LIST) | grep -c .) \
-	    $$((ms / 1000)) $$((ms % 1000 / 100)) $$rc | tee -a $$out.tmp; \
-	  printf 'bench-vm: %d CPUs, load average %s at the start\n' $$(nproc) $$load | tee -a $$out.tmp; \
-	  mv $$out.tmp $$out
-	@cat $(B)/bench/matrix/table.md
+	    $$(sed -e 's/#.*//' "$(MATRIX_LIST)" | grep -c .) \
+	    $$((ms / 1000)) $$((ms % 1000 / 100)) $$rc | tee -a "$$out.tmp"; \
+	  printf 'bench-vm: %d CPUs, load average %s at the start\n' $$(nproc) $$load | tee -a "$$out.tmp"; \
+	  mv "$$out.tmp" "$$out"
+	@cat "$(B)/bench/matrix/table.md"

@@ -1,0 +1,46 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# A stand-in for qemu-system-* in the shell tests (QEMU_X86_64=this): it
+# boots nothing, but speaks the guest's console protocol (vm/init) into
+# the -serial file:PATH it is given.
+#   FAKE_QEMU_MODE   ok (default): a KTAP with one passing program;
+#                    nostart: fail at once as qemu does on a bad option
+#   FAKE_QEMU_SLEEP  seconds before the end marker (a kernel whose image
+#                    name holds "fast" never waits)
+#   FAKE_QEMU_PIDS   a file that gets this process's pid once it runs
+#   FAKE_QEMU_TESTS  how many tests the KTAP holds (default 1)
+serial= kernel=
+while [ $# -gt 0 ]; do
+	case $1 in
+	-serial) serial=${2#file:}; shift 2 ;;
+	-kernel) kernel=$2; shift 2 ;;
+	*) shift ;;
+	esac
+done
+if [ "${FAKE_QEMU_MODE:-ok}" = nostart ]; then
+	echo "qemu-system-x86_64: -machine: unsupported machine type" >&2
+	exit 1
+fi
+[ -z "${FAKE_QEMU_PIDS:-}" ] || echo $$ >> "$FAKE_QEMU_PIDS"
+echo "@@PERF_ABI@@ UP 6.1.0-fake x86_64" >> "$serial"
+echo "# selftests: perf_events: fake" >> "$serial"
+secs=${FAKE_QEMU_SLEEP:-0}
+case ${kernel##*/} in *fast*) secs=0 ;; esac
+trap 'kill $s 2>/dev/null; exit 143' TERM INT HUP
+sleep "$secs" &
+s=$!
+wait $s
+n=${FAKE_QEMU_TESTS:-1}
+ktap=$( {
+	printf '%s\n' 'TAP version 13' '1..1' '# selftests: perf_events: fake' \
+		'# TAP version 13' "# 1..$n"
+	awk -v n="$n" 'BEGIN { for (i = 1; i <= n; i++) printf "# ok %d global.fake%s\n", i, (i == 1 ? "" : "_" i) }'
+	echo 'ok 1 selftests: perf_events: fake'
+} )
+{
+	echo "@@PERF_ABI@@ BEGIN $(printf '%s\n' "$ktap" | wc -l) $(printf '%s\n' "$ktap" | md5sum | cut -d' ' -f1) gzip+base64"
+	printf '%s\n' "$ktap" | gzip -9c | base64
+	echo "@@PERF_ABI@@ END rc=0"
+} >> "$serial"
+exit 0
