@@ -292,10 +292,15 @@ static void __attribute__((constructor)) shared_init(void)
 	signal(SIGABRT, hint_on_abort);
 }
 
+/* Every test is over: whatever is still noted goes back. */
 static void __attribute__((destructor)) shared_fini(void)
 {
+	unsigned int i;
+
 	if (sh && getpid() == sh->main_pid)
-		knob_put_back(true);
+		for (i = 0; i < KNOB_MAX; i++)
+			if (sh->k[i].owner)
+				file_write(sh->k[i].path, sh->k[i].saved);
 }
 
 /*
