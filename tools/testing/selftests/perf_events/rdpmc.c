@@ -521,16 +521,24 @@ struct agree_cfg {
 };
 
 /*
- * uapi pmc_width: "bit-width of the value read"; arm_pmuv3.c publishes 32
- * or 64 (config1 bit 0), x86 its counters' width: a driver choice within
- * the bounds a counter of 64 bits or less and at least 32 allows.
+ * uapi pmc_width: "bit-width of the value read": a driver choice between
+ * 32 and 64 bits, except where documented.  arm64
+ * (Documentation/arch/arm64/perf.rst, "About chained events and counter
+ * sizes"): config1:0 == 0 requests a 32-bit counter, whose upper 32 bits
+ * are UNKNOWN, and pmc_width "will indicate the valid width"; config1:0 ==
+ * 1 a 64-bit one.
  */
 static void width_bounds(struct __test_metadata *_metadata,
-			 const struct up_count *s)
+			 const struct up_count *s, bool w64)
 {
 	TH_LOG("pmc_width %u, index %u", s->width, s->index);
 	EXPECT_LE(32, s->width);
 	EXPECT_GE(64, s->width);
+#ifdef __aarch64__
+	EXPECT_EQ(w64 ? 64 : 32, s->width)
+	TH_LOG("a %s counter was requested (config1:0)",
+	       w64 ? "64-bit" : "32-bit");
+#endif
 }
 
 /* NULL when the loop ran, else the fixed reason why it could not. */
@@ -585,7 +593,7 @@ static const char *agree_run(struct __test_metadata *_metadata,
 		ev_close(&hog);
 		return NEED_INDEX;
 	}
-	width_bounds(_metadata, &s);
+	width_bounds(_metadata, &s, v->w64);
 	lock0 = up_u32(e.pg, UP_LOCK);
 	if (!bracket_loop(_metadata, &e, LOOPS, 200)) {
 		ev_close(&e);
@@ -750,7 +758,7 @@ TEST(every_counter)
 			TH_LOG("member %d of %d: index 0", i, n);
 			continue;
 		}
-		width_bounds(_metadata, &s);
+		width_bounds(_metadata, &s, false);
 		seen[i] = s.index;
 		/* one counter per member while the group is on */
 		for (j = 0; j < i; j++)
