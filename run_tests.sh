@@ -64,11 +64,17 @@ Guest options:
                       built statically for the guest's architecture
       --label NAME    name of the kernel in reports (--kernel only; not
                       "report", the combined report's name)
+      --sysctl NAME=VALUE  set /proc/sys/NAME (dots for slashes) in the
+                      guest before the suite, e.g. kernel.perf_user_access=1
+                      (repeatable; without it the guest keeps the kernel's
+                      own settings, e.g. Debian's perf_event_paranoid 3)
+      --user UID      run the suite as UID in the guest (default root)
   -j, --jobs N        guests at a time (default 2)
 
 Guest kernel command line knobs read by the test init: perf_abi.live=1
 (copy the whole runner output to the console as it comes),
-perf_abi.paranoid=N (kernel.perf_event_paranoid; the guest sets 2).
+perf_abi.sysctl=NAME=VALUE and perf_abi.user=UID (what --sysctl and
+--user pass), perf_abi.paranoid=N (kernel.perf_event_paranoid).
 Environment: PERF_ABI_CACHE (downloaded kernels, initramfs; default
 ~/.cache/perf-abi), QEMU_X86_64, QEMU_ARM64 (qemu binaries to use).
 
@@ -304,6 +310,20 @@ while [ $# -gt 0 ]; do
 			die "$1: '$2' is not a name (letters, digits, . _ + -)"
 		[ "$2" != report ] || die "$1: 'report' is reserved (report.ktap is the combined report)"
 		label=$2
+		shift 2 ;;
+	--sysctl)
+		guest_opt=${guest_opt:-$1}
+		[ $# -ge 2 ] || die "$1 needs NAME=VALUE (try --help)"
+		[[ $2 =~ ^[a-z0-9_-]+(\.[a-z0-9_-]+)*=[^[:space:]]+$ ]] ||
+			die "$1: '$2' is not NAME=VALUE (e.g. kernel.perf_user_access=1)"
+		append="$append perf_abi.sysctl=$2"
+		shift 2 ;;
+	--user)
+		guest_opt=${guest_opt:-$1}
+		[ $# -ge 2 ] || die "$1 needs a uid (try --help)"
+		[[ $2 =~ ^(0|[1-9][0-9]{0,9})$ ]] && [ "$2" -le 4294967294 ] ||
+			die "$1: '$2' is not a numeric uid"
+		append="$append perf_abi.user=$2"
 		shift 2 ;;
 	-j|--jobs)
 		guest_opt=${guest_opt:-$1}

@@ -74,7 +74,7 @@ rm -rf "$out"
 mkdir -p "$out" "$cache"
 jobfile=$out/jobs
 hash_tree() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum) | sha256sum | cut -c1-16; }
-runner_key=$( { cat "$runner"; for f in "$m"/vm/* "$m"/lib/*; do
+runner_key=$( { cat "$runner" "$here/run.sh"; for f in "$m"/vm/* "$m"/lib/*; do
 	[ -f "$f" ] && cat "$f"; done; } | sha256sum | cut -c1-16)
 : > "$jobfile"
 for a in ${arches//,/ }; do
@@ -104,6 +104,10 @@ done
 boot() {	# ARCH NAME IMAGE SUITE KEY
 	local d=$out/$1/$2 app=() t0 c=$cache/$1-$2-$5
 	[ "$2" = pristine ] || app=(--append "perf_abi_mutant=$2")
+	# The guest keeps the kernel's settings: ask for what the rdpmc
+	# mutants need (user reads on arm64) and for upstream's paranoid.
+	app+=(--sysctl kernel.perf_event_paranoid=2)
+	[ "$1" = arm64 ] && app+=(--sysctl kernel.perf_user_access=1)
 	if [ -z "$fresh" ] && [ -f "$c/rc" ]; then
 		mkdir -p "$out/$1"
 		cp -a "$c" "$d"

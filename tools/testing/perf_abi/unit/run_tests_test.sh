@@ -86,6 +86,12 @@ add bad-smp "is not a CPU count" --kernel "$tmp/bzImage" --smp lots -o @OUT
 add bad-memory 'is not a memory size' --kernel "$tmp/bzImage" --memory 64M -o @OUT
 add output-is-file 'exists and is not a directory' --kernel "$tmp/bzImage" -o "$tmp/notakernel"
 add suite-not-a-tree 'is not a kselftest install tree' --kernel "$tmp/bzImage" --suite "$tmp/matrix.d" -o @OUT
+add sysctl-no-value 'is not NAME=VALUE' --kernel "$tmp/bzImage" --sysctl kernel.perf_user_access -o @OUT
+add sysctl-space 'is not NAME=VALUE' --kernel "$tmp/bzImage" --sysctl 'kernel.x=1 perf_abi.user=0' -o @OUT
+add sysctl-path 'is not NAME=VALUE' --kernel "$tmp/bzImage" --sysctl ../x=1 -o @OUT
+add sysctl-on-host '--sysctl goes with --kernel' --sysctl kernel.perf_user_access=1
+add user-not-uid 'is not a numeric uid' --kernel "$tmp/bzImage" --user nobody -o @OUT
+add user-missing 'needs a uid' --kernel "$tmp/bzImage" --user
 add unknown-test "no test program 'nope'" --kernel "$tmp/bzImage" -t nope -o @OUT
 add test-is-an-option "-t needs a test name, not the option '-v'" -t -v -o @OUT
 add test-lib-not-a-program "no test program 'lib'" -t lib -o @OUT

@@ -4,8 +4,11 @@
 # the top Makefile; everything runs through ./run_tests.sh.
 #
 #   check-vm    boot VM_CHECK_KERNELS (an x86_64 and an arm64 Debian kernel)
-#               with the whole suite; build/check/vm.ktap holds one result
-#               per guest with the guest's tests nested under it
+#               with the whole suite and VM_CHECK_SYSCTLS (user reads on,
+#               upstream's paranoid, Yama's strictest ptrace_scope), then
+#               VM_SHIPPED_KERNEL as shipped (no --sysctl) with rdpmc, as
+#               root and as uid VM_SHIPPED_USER; build/check/vm.ktap holds
+#               one result per guest with the guest's tests nested under it
 #   matrix      ./run_tests.sh --matrix (kernels/matrix.list) into MATRIX_OUT
 #   bench-vm    seconds for one x86_64 and one arm64 boot + suite and for
 #               the default matrix with a warm cache (build/bench/vm.txt)
@@ -15,6 +18,10 @@ VM_BENCH_X86_64 ?= debian:6.1.0-57-cloud-amd64
 VM_BENCH_ARM64 ?= debian:6.12.118+deb12-arm64
 MATRIX_LIST ?= $(M)/kernels/matrix.list
 MATRIX_OUT ?= $(TOP)/out
+VM_CHECK_SYSCTLS ?= kernel.perf_user_access=1 kernel.perf_event_paranoid=2 \
+	kernel.yama.ptrace_scope=3
+VM_SHIPPED_KERNEL ?= debian:6.12.118+deb12-arm64
+VM_SHIPPED_USER ?= 65534
 VM_CHECK_OUT := $(B)/vm-check
 
 CHECK_STAGES += vm
@@ -23,16 +30,20 @@ CHECK_STAGES += vm
 check-vm:
 	@mkdir -p "$(CHECK)" "$(B)"
 	@printf '%s\n' $(VM_CHECK_KERNELS) > "$(B)/vm-check.list"
-	@rm -rf "$(VM_CHECK_OUT)"
-	@./run_tests.sh --matrix "$(B)/vm-check.list" --output "$(VM_CHECK_OUT)"; \
-	  rc=$$?; \
-	  if [ -f "$(VM_CHECK_OUT)/report.ktap" ]; then \
-	    cp "$(VM_CHECK_OUT)/report.ktap" "$(CHECK)/vm.ktap"; \
-	  else \
-	    printf 'TAP version 13\n1..1\nnot ok 1 selftests: vm: run_tests.sh # exit=%d\n' \
-	      $$rc > "$(CHECK)/vm.ktap"; \
-	  fi; \
-	  [ $$rc = 0 ]
+	@rm -rf "$(VM_CHECK_OUT)" "$(VM_CHECK_OUT)-shipped" "$(VM_CHECK_OUT)-shipped-user"
+	@./run_tests.sh --matrix "$(B)/vm-check.list" --output "$(VM_CHECK_OUT)" \
+	    $(addprefix --sysctl ,$(VM_CHECK_SYSCTLS)); echo $$? > "$(B)/vm-check.rc"
+	@./run_tests.sh --kernel $(VM_SHIPPED_KERNEL) -t rdpmc --label shipped-root \
+	    --output "$(VM_CHECK_OUT)-shipped" >/dev/null 2>"$(B)/vm-check-shipped.err"; \
+	  echo $$? > "$(B)/vm-check-shipped.rc"
+	@./run_tests.sh --kernel $(VM_SHIPPED_KERNEL) -t rdpmc --label shipped-uid$(VM_SHIPPED_USER) \
+	    --user $(VM_SHIPPED_USER) --output "$(VM_CHECK_OUT)-shipped-user" \
+	    >/dev/null 2>"$(B)/vm-check-shipped-user.err"; \
+	  echo $$? > "$(B)/vm-check-shipped-user.rc"
+	@python3 "$(M)/vm/merge_reports.py" "$(CHECK)/vm.ktap" \
+	  "$(VM_CHECK_OUT)" $$(cat "$(B)/vm-check.rc") \
+	  "$(VM_CHECK_OUT)-shipped" $$(cat "$(B)/vm-check-shipped.rc") \
+	  "$(VM_CHECK_OUT)-shipped-user" $$(cat "$(B)/vm-check-shipped-user.rc")
 
 matrix:
 	@./run_tests.sh --matrix "$(MATRIX_LIST)" --output "$(MATRIX_OUT)"

@@ -178,8 +178,10 @@ static inline uint64_t up_data_head(const void *pg)
 
 /*
  * Copy the self-monitoring part of the page under its seqlock (uapi: the
- * "seq = pc->lock; barrier(); ...; barrier(); while (pc->lock != seq)" loop).
- * Returns 0, or -EAGAIN when the lock never held still.
+ * "seq = pc->lock; barrier(); ...; barrier(); while (pc->lock != seq)" loop,
+ * as strict as perf's own: "pc->lock == seq && !(seq & 1)", an odd lock is
+ * an update in progress).  Returns 0, or -EAGAIN when the lock never held
+ * still.
  */
 static inline int up_snapshot(const void *pg, unsigned char snap[UP_HDR_LEN])
 {
@@ -192,7 +194,8 @@ static inline int up_snapshot(const void *pg, unsigned char snap[UP_HDR_LEN])
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		memcpy(snap, pg, UP_HDR_LEN);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (__atomic_load_n(lock, __ATOMIC_RELAXED) == seq)
+		if (__atomic_load_n(lock, __ATOMIC_RELAXED) == seq &&
+		    !(seq & 1))
 			return 0;
 	}
 	return -EAGAIN;
@@ -434,11 +437,22 @@ static inline uint64_t up_scale(uint64_t count, uint64_t enabled,
 	return count / running * enabled + count % running * enabled / running;
 }
 
+/*
+ * Counter and cycle reads, one leaf per architecture.  A leaf defines
+ *   UP_HAVE_HW_READ    1: up_hw_counter() reads a counter from user space
+ *   UP_TRAP_SIGNAL     the signal a counter read gets when user access is off
+ *   up_hw_counter(n)   the counter whose page index is n + 1 (uapi:
+ *                      "pmc = rdpmc(index - 1)")
+ *   up_hw_cycles()     the cycle counter the page's time_* fields convert
+ * An architecture without a leaf gets UP_HAVE_HW_READ 0: the page is still
+ * read (times, offset) and the caller falls back to read() for the count.
+ */
+
 /* arm64 hardware counter 31, page index 32: PMCCNTR_EL0 (arm_pmuv3.c) */
 #define UP_ARM64_CYCLE_COUNTER 31U
 
-/* Counter and cycle reads of the architectures that have them. */
 #if defined(__x86_64__) || defined(__i386__)
+/* --- x86: rdpmc, rdtsc --------------------------------------------------- */
 #define UP_HAVE_HW_READ 1
 #define UP_TRAP_SIGNAL SIGSEGV /* #GP: CR4.PCE clear */
 /* rdpmc, ECX = index - 1 (x86_pmu_event_idx() encodes fixed counters) */
@@ -458,6 +472,7 @@ static inline uint64_t up_hw_cycles(void)
 	return (uint64_t)hi << 32 | lo;
 }
 #elif defined(__aarch64__)
+/* --- arm64: mrs PMCCNTR_EL0 / PMEVCNTR<n>_EL0, CNTVCT_EL0 ----------------- */
 #define UP_HAVE_HW_READ 1
 #define UP_TRAP_SIGNAL SIGILL /* PMUSERENR_EL0 clear: undefined at EL0 */
 /* clang-format off */
@@ -500,6 +515,7 @@ static inline uint64_t up_hw_cycles(void)
 	return v;
 }
 #else
+/* --- no leaf: the page is read, the count comes from read() -------------- */
 #define UP_HAVE_HW_READ 0
 #define UP_TRAP_SIGNAL SIGILL
 static inline uint64_t up_hw_counter(uint32_t counter)
@@ -515,11 +531,15 @@ static inline uint64_t up_hw_cycles(void)
 
 /*
  * The loop itself, over the counter and cycle reads given (the unit tests
- * pass fakes).  Returns 0 with *c read from the hardware counter; 1 when
- * the page offers no user read (no cap_user_rdpmc, index 0, or no counter
- * read on this architecture), so the caller must read() for the count
- * (the times are still filled); -EAGAIN when the lock never held still
- * within UP_SEQ_RETRIES.
+ * pass fakes), as strict as perf's (tools/lib/perf/mmap.c
+ * perf_mmap__read_self(), and "pc->lock == seq && !(seq & 1)" of the 3.12
+ * fix): every field inside the lock, the counter only with cap_user_rdpmc
+ * and a non-zero index, a result only from an even lock that held still.
+ * Returns 0 with *c read from the hardware counter; 1 when the page offers
+ * no user read (no cap_user_rdpmc, index 0 -- legal: the event is not on a
+ * counter now -- or no leaf for this architecture), so the caller must
+ * read() for the count (the times are still filled); -EAGAIN when the lock
+ * never held still within UP_SEQ_RETRIES.
  */
 static inline int up_self_read_with(const void *pg, struct up_count *c,
 				    uint64_t (*counter)(uint32_t),
@@ -562,7 +582,8 @@ static inline int up_self_read_with(const void *pg, struct up_count *c,
 				c->running += delta;
 		}
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (__atomic_load_n(&pc->lock, __ATOMIC_RELAXED) == seq)
+		if (__atomic_load_n(&pc->lock, __ATOMIC_RELAXED) == seq &&
+		    !(seq & 1))
 			return rdpmc ? 0 : 1;
 	}
 #undef UP_LOAD
