@@ -27,8 +27,8 @@ kernels under qemu (software emulation) and run them there.
 
   -t, --test PROG[:TEST]  run one test program (mmap_page, rdpmc), or only
                       the TESTs of PROG that TEST names: a name as the KTAP
-                      prints it (mmap_page:global.cap_fields_are_abi_bits),
-                      a TEST without fixture (mmap_page:cap_fields_are_abi_bits)
+                      prints it (mmap_page:global.size_same_for_every_kind),
+                      a TEST without fixture (mmap_page:size_same_for_every_kind)
                       or a shell glob (rdpmc:'agree.*'); may be repeated.
                       A name that selects no test is an error.  TESTs need
                       a 6.12 or newer kselftest harness (its -l list).
