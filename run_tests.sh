@@ -27,6 +27,10 @@ kernels under qemu (software emulation) and run them there.
                       as PROG:TEST (e.g. mmap_page:cap_fields_are_abi_bits;
                       single TESTs need a 6.12 or newer kselftest harness)
   -l, --log FILE      also write the KTAP output to FILE (one kernel)
+      --ktap FILE     write the KTAP to FILE (a matrix: report.ktap, one
+                      result per kernel with its tests nested)
+      --junit FILE    write JUnit XML to FILE (each failed test's message
+                      and log lines, skips with their reason)
   -h, --help          show this help
 
 Kernels (SPEC: an image file -- bzImage, vmlinuz, arm64 Image, gzip'd or
@@ -76,6 +80,7 @@ die() {
 	exit 2
 }
 
+ktap_out= junit_out=
 test_name= log= mode=host spec= arch= append= smp=2 memory=512M kvm=
 suite= label= jobs=2 outdir= matrix_file= old_spec= new_spec= guest_opt=
 set_mode() {
@@ -92,6 +97,12 @@ while [ $# -gt 0 ]; do
 	-l|--log)
 		[ $# -ge 2 ] || die "$1 needs a file name (try --help)"
 		log=$2
+		shift 2 ;;
+	--ktap|--junit)
+		[ $# -ge 2 ] && [ -n "$2" ] || die "$1 needs a file name (try --help)"
+		[ -d "$(dirname -- "$2")" ] || die "$1: no directory $(dirname -- "$2")"
+		[ ! -d "$2" ] || die "$1: $2 is a directory"
+		if [ "$1" = --ktap ]; then ktap_out=$2; else junit_out=$2; fi
 		shift 2 ;;
 	-k|--kernel)
 		[ $# -ge 2 ] && [ -n "$2" ] || die "$1 needs a kernel SPEC (try --help)"
@@ -227,8 +238,11 @@ if [ "$mode" = host ]; then
 		[ -n "$one" ] && export "KSELFTEST_$(echo "$prog" | tr '[:lower:]' '[:upper:]')_ARGS=-t $one"
 		./run_kselftest.sh "${args[@]}"
 	) 2>&1 | tee "$ktap"
+	hrc=${PIPESTATUS[0]}	# the runner's own exit code counts too
 	[ -n "$log" ] && cp "$ktap" "$log"
-	python3 "$m/lib/ktap.py" summary "$ktap" "perf_events on $(uname -r)"
+	[ -n "$ktap_out" ] && cp "$ktap" "$ktap_out"
+	python3 "$m/lib/ktap.py" summary "$ktap" "perf_events on $(uname -r)" \
+		--rc "$hrc" ${junit_out:+--junit "$junit_out"}
 	exit $?
 fi
 
@@ -379,11 +393,9 @@ run_one() {	# INDEX: boot kernel INDEX, write its manifest row
 		status=noboot
 		reason=$(head -n 1 "$work/$l.err" | sed -e 's/^boot\.sh: //' -e 's/; last 30 lines of .*//' | tr '\t' ' ')
 		[ "$rc" = 3 ] || reason="could not start the guest: $reason"
-		{
-			echo "TAP version 13"
-			echo "1..0"
-			echo "Bail out! $l: $reason"
-		} > "$work/$l.ktap"
+		# boot.sh leaves the results the guest had logged, if any
+		[ -s "$work/$l.ktap" ] || printf 'TAP version 13\n1..0\n' > "$work/$l.ktap"
+		echo "Bail out! $l: $reason" >> "$work/$l.ktap"
 	fi
 	t1=$(((t1 - t0) / 100000000))
 	printf '%s\t%s\t%s\t%s\t%s\t%d.%d\t%s\t%s\n' "$l" "$a" "${specs[$i]}" \
@@ -441,24 +453,32 @@ kernel)
 	l=${k_label[0]}
 	report >/dev/null || true
 	st=$(cut -f5 "$work/manifest.tsv" | head -n 1)
+	grc=$(cut -f7 "$work/manifest.tsv" | head -n 1)
 	[ "$st" = ok ] && cat "$work/$l.ktap"
 	[ -n "$log" ] && cp "$work/$l.ktap" "$log"
+	[ -n "$ktap_out" ] && cp "$work/$l.ktap" "$ktap_out"
+	[ -n "$junit_out" ] && cp "$work/junit.xml" "$junit_out"
 	publish
 	if [ "$st" != ok ]; then
 		echo "perf_events on $l (${k_arch[0]} guest): did not boot" >&2
 		exit 3
 	fi
-	python3 "$m/lib/ktap.py" summary "$final/$l.ktap" "perf_events on $l (${k_arch[0]} guest)"
+	python3 "$m/lib/ktap.py" summary "$final/$l.ktap" "perf_events on $l (${k_arch[0]} guest)" \
+		--rc "$grc"
 	exit $?
 	;;
 matrix)
 	report --table && rc=0 || rc=$?
+	[ -n "$ktap_out" ] && cp "$work/report.ktap" "$ktap_out"
+	[ -n "$junit_out" ] && cp "$work/junit.xml" "$junit_out"
 	publish
 	[ -n "$outdir" ] && echo "run_tests.sh: reports in $final" >&2
 	exit $rc
 	;;
 compare)
 	report >/dev/null && rc=0 || rc=$?
+	[ -n "$ktap_out" ] && cp "$work/report.ktap" "$ktap_out"
+	[ -n "$junit_out" ] && cp "$work/junit.xml" "$junit_out"
 	publish
 	if [ "$rc" = 3 ]; then
 		exit 3
