@@ -116,6 +116,9 @@ def kunit(kdir, text):
                 if k.strip() in c:
                     c[k.strip()] = int(v)
     c['rc'] = p.returncode
+    if c['total'] is None and tree is None:
+        raise RuntimeError('kunit.py parse gave no result (exit %d): %s'
+                           % (p.returncode, (p.stdout + p.stderr)[-300:]))
     return c, tree, p.stdout + p.stderr
 
 
@@ -237,7 +240,7 @@ def kunit_main(kdir, files):
     for n, path in enumerate(files, 1):
         try:
             bad, diag = check_file(kdir, path)
-        except (OSError, subprocess.SubprocessError) as e:
+        except (OSError, RuntimeError, subprocess.SubprocessError) as e:
             bad, diag = ['%s' % e], []
         for d in diag + bad:
             print('# %s' % d)
