@@ -40,6 +40,10 @@ kernels under qemu (software emulation) and run them there.
                       the running kernel), <label>.console, summary.json,
                       junit.xml, table.md, report.ktap (default
                       build/logs/{host,kernel,matrix,compare})
+      --ktap FILE     write the KTAP to FILE (a matrix: report.ktap, one
+                      result per kernel with its tests nested)
+      --junit FILE    write JUnit XML to FILE (each failed test's message
+                      and log lines, skips with their reason)
   -h, --help          show this help
 
 Kernels (SPEC: an image file -- bzImage, vmlinuz, arm64 Image, gzip'd or
@@ -96,6 +100,7 @@ die() {
 	exit 2
 }
 
+ktap_out= junit_out=
 # --- signals -------------------------------------------------------------
 # SIGINT, SIGTERM, SIGHUP: end every process this run started (qemu runs
 # under timeout(1), in a process group of its own, so the terminal's ^C
@@ -229,6 +234,12 @@ while [ $# -gt 0 ]; do
 	-l|--log)
 		[ $# -ge 2 ] && [ -n "$2" ] || die "$1 needs a file name (try --help)"
 		log=$2
+		shift 2 ;;
+	--ktap|--junit)
+		[ $# -ge 2 ] && [ -n "$2" ] || die "$1 needs a file name (try --help)"
+		[ -d "$(dirname -- "$2")" ] || die "$1: no directory $(dirname -- "$2")"
+		[ ! -d "$2" ] || die "$1: $2 is a directory"
+		if [ "$1" = --ktap ]; then ktap_out=$2; else junit_out=$2; fi
 		shift 2 ;;
 	-k|--kernel)
 		[ $# -ge 2 ] || die "$1 needs a kernel SPEC (try --help)"
@@ -580,6 +591,8 @@ if [ "$mode" = host ]; then
 	fi
 	[ -z "$log" ] || cp "$work/host.ktap" "$log"
 	out_publish "$work/out" "$final"
+	[ -z "$ktap_out" ] || cp "$final/host.ktap" "$ktap_out"
+	[ -z "$junit_out" ] || cp "$final/junit.xml" "$junit_out"
 	# Reports are written: only now the summary (a closed stdout loses
 	# nothing, and is no reason to die).
 	trap '' PIPE
@@ -754,11 +767,9 @@ run_one() {	# INDEX RUN: boot kernel INDEX, write its manifest row
 		status=noboot
 		reason=$(head -n 1 "$d/$l.err" | sed -e 's/^boot\.sh: //' -e 's/; last 30 lines of .*//' | tr '\t' ' ')
 		[ "$rc" = 3 ] || { reason="could not start the guest: $reason"; echo 2 > "$d/$l.setup"; }
-		{
-			echo "TAP version 13"
-			echo "1..0"
-			echo "Bail out! $l: $reason"
-		} > "$d/$l.ktap"
+		# boot.sh leaves the results the guest had logged, if any
+		[ -s "$d/$l.ktap" ] || printf 'TAP version 13\n1..0\n' > "$d/$l.ktap"
+		echo "Bail out! $l: $reason" >> "$d/$l.ktap"
 	fi
 	t1=$(((t1 - t0) / 100000000))
 	printf '%s\t%s\t%s\t%s\t%s\t%d.%d\t%s\t%s\n' "$l" "$a" "${specs[$i]}" \
@@ -894,6 +905,8 @@ kernel)
 	grc=$(cut -f7 "$work/r1/$l.row")
 	[ -z "$log" ] || cp "$work/out/$l.ktap" "$log"
 	out_publish "$work/out" "$final"
+	[ -z "$ktap_out" ] || cp "$final/$l.ktap" "$ktap_out"
+	[ -z "$junit_out" ] || cp "$final/junit.xml" "$junit_out"
 	# Reports are written: only now print (a closed stdout loses nothing).
 	if [ -n "$setup_err" ]; then
 		echo "perf_events on $l (${k_arch[0]} guest): qemu did not start" >&2
@@ -920,6 +933,8 @@ matrix)
 	report_into "$work/out" --table >"$work/table" || rc=$?
 	rm -f "$work/out/manifest.tsv"
 	out_publish "$work/out" "$final"
+	[ -z "$ktap_out" ] || cp "$final/report.ktap" "$ktap_out"
+	[ -z "$junit_out" ] || cp "$final/junit.xml" "$junit_out"
 	show "$work/table"
 	[ "$repeat" = 1 ] || show "$final/flips.txt"
 	# The guest's own runner failed where its KTAP shows no failure.
@@ -938,6 +953,8 @@ compare)
 	report_into "$work/out" >/dev/null || rc=$?
 	rm -f "$work/out/manifest.tsv"
 	out_publish "$work/out" "$final"
+	[ -z "$ktap_out" ] || cp "$final/report.ktap" "$ktap_out"
+	[ -z "$junit_out" ] || cp "$final/junit.xml" "$junit_out"
 	[ -z "$setup_err" ] || exit 2
 	[ "$rc" != 3 ] || exit 3
 	rc=0

@@ -12,18 +12,28 @@ import json
 import re
 import sys
 
-RESULT = re.compile(r'^(not ok|ok)\s+(\d+)\s*(?:-\s*)?([^#]*?)\s*(?:#\s*(\S+)\s*(.*))?$')
+# The four kinds of KTAP line (Documentation/dev-tools/ktap.rst).  A result's
+# description may hold no '#'; what follows '#' is a directive and/or
+# diagnostic data.
+VERSION = re.compile(r'^(?:K?TAP) version (\d+)\s*$')
+PLAN = re.compile(r'^1\.\.(\d+)\s*(?:#\s*(.*?))?\s*$')
+RESULT = re.compile(r'^(not ok|ok)\s+(\d+)\b\s*(?:-\s*)?([^#]*?)\s*(?:#\s*(.*?))?\s*$')
+BAIL = re.compile(r'^Bail out!\s*(.*?)\s*$')
+# A nested document starts with its own version line, one level deeper:
+# behind "# " (the kselftest runner's prefix) or indented (KTAP's two spaces).
+NESTED = re.compile(r'^(#\s|\s+)(?:K?TAP) version \d+\s*$')
+DIRECTIVES = ('SKIP', 'TODO', 'XFAIL', 'TIMEOUT', 'ERROR')
+# kselftest_harness.h's own progress lines, not a failure message.
+HARNESS_MARK = re.compile(r'^#\s+(RUN|OK|FAIL|SKIP|XFAIL|XPASS|PASSED:|FAILED:|Totals:|Starting)\b')
 
 
-def _strip(line, depth):
-    for _ in range(depth):
-        if line.startswith('# '):
-            line = line[2:]
-        elif line == '#':
-            line = ''
-        else:
-            return None
-    return line
+def _under(line, prefix):
+    """LINE without PREFIX, or None when LINE is not at that level."""
+    if line.startswith(prefix):
+        return line[len(prefix):]
+    if prefix and line == prefix.rstrip():
+        return ''
+    return None
 
 
 def _verdict(ok, directive):
@@ -32,58 +42,240 @@ def _verdict(ok, directive):
         return 'skip'
     if d == 'XFAIL':
         return 'pass'
-    if d == 'TIMEOUT':
+    if d in ('TIMEOUT', 'ERROR'):
         return 'fail'
     return 'pass' if ok == 'ok' else 'fail'
 
 
-def parse(text):
-    """Parse runner output into {'programs': [...], 'bail': str|None}.
+def _result_line(m):
+    ok, num, name, tail = m.groups()
+    directive, reason = None, (tail or '').strip()
+    if reason:
+        word = reason.split(None, 1)
+        if word[0].upper() in DIRECTIVES:
+            directive = word[0].upper()
+            reason = word[1].strip() if len(word) > 1 else ''
+    return {'ok': ok, 'number': int(num), 'name': name.strip(),
+            'directive': directive, 'reason': reason}
 
-    Each program is {'name', 'verdict', 'reason', 'exit', 'tests': [...]},
-    each test {'name', 'verdict', 'reason'}.  Test lines are the ones one
-    level below the program line that closes them.
+
+def _doc(lines, i, prefix, top):
+    """One KTAP document at PREFIX from lines[i]: (doc, next i).  A doc is
+    {'plan', 'plan_reason', 'results', 'errors', 'bail', 'log'}; every
+    result carries the diagnostic lines before it ('log') and the nested
+    document before it, if any ('sub')."""
+    doc = {'version': None, 'plan': None, 'plan_reason': '', 'results': [],
+           'errors': [], 'bail': None, 'log': []}
+    log, sub = [], None
+    while i < len(lines):
+        s = _under(lines[i], prefix)
+        if s is None:           # back at the parent's level
+            break
+        if VERSION.match(s):
+            if doc['version'] is not None or doc['plan'] is not None or \
+               doc['results']:
+                if top:         # the runner's next collection
+                    break
+                doc['errors'].append('a second version line')
+            doc['version'] = s
+            i += 1
+            continue
+        m = NESTED.match(s)
+        if m:
+            if sub is not None:
+                _orphan(doc, sub, log)
+                log = []
+            sub, i = _doc(lines, i, prefix + m.group(1), False)
+            continue
+        m = PLAN.match(s)
+        if m and (doc['plan'] is None and sub is None):
+            doc['plan'] = int(m.group(1))
+            doc['plan_reason'] = m.group(2) or ''
+            i += 1
+            continue
+        m = RESULT.match(s)
+        if m:
+            r = _result_line(m)
+            r['log'], r['sub'] = log, sub
+            log, sub = [], None
+            want = len(doc['results']) + 1
+            if r['number'] != want:
+                doc['errors'].append('result number %d where %d was expected'
+                                     % (r['number'], want))
+            doc['results'].append(r)
+            i += 1
+            continue
+        m = BAIL.match(s)
+        if m:
+            doc['bail'] = s
+            i += 1
+            continue
+        if m is None and PLAN.match(s):
+            doc['errors'].append('a second plan line (%s)' % s)
+        log.append(s)
+        i += 1
+    if sub is not None:
+        _orphan(doc, sub, log)
+        log = []
+    doc['log'] = log
+    n, plan = len(doc['results']), doc['plan']
+    if plan is not None and n < plan:
+        doc['errors'].append('planned %d, got %d result%s: %d missing'
+                             % (plan, n, 's' if n != 1 else '', plan - n))
+    elif plan is not None and n > plan:
+        doc['errors'].append('planned %d, got %d results: %d extra'
+                             % (plan, n, n - plan))
+    if doc['bail']:
+        doc['errors'].append(doc['bail'])
+    return doc, i
+
+
+def _orphan(doc, sub, log):
+    """A nested document that no result line closed (the program or the
+    kernel died): kept as a failed result, named from the runner's
+    '# selftests: C: P' line before it when there is one."""
+    name = ''
+    for line in log:
+        m = re.match(r'^#\s*(selftests: .*)$', line)
+        if m:
+            name = m.group(1).strip()
+    doc['results'].append({'ok': 'not ok', 'number': len(doc['results']) + 1,
+                           'name': name or '(unnamed)', 'directive': None,
+                           'reason': 'no result line', 'log': log, 'sub': sub,
+                           'orphan': True})
+    doc['errors'].append('%s: no result line after its output'
+                         % (name or 'a nested test'))
+
+
+def _message(t):
+    """What a failed test says about its failure: the result's diagnostic,
+    else its first log line that is not a harness progress mark."""
+    if t['reason']:
+        return t['reason']
+    for line in t['log']:
+        if line.strip() and not HARNESS_MARK.match(line):
+            return line.strip().lstrip('# ').strip() or line
+    return ''
+
+
+def _settle(r):
+    """Verdict and errors of one result, from its line and its subtests."""
+    verdict = _verdict(r['ok'], r['directive'])
+    errors = []
+    tests = []
+    sub = r['sub']
+    if sub is not None:
+        errors += sub['errors']
+        for c in sub['results']:
+            cv, ce, _ = _settle(c)
+            tests.append({'name': c['name'], 'number': c['number'],
+                          'verdict': 'fail' if ce else cv,
+                          'directive': c['directive'],
+                          'reason': c['reason'], 'log': c['log'],
+                          'errors': ce})
+        for t in tests:
+            if t['verdict'] == 'fail':
+                t['message'] = _message(dict(t, reason=t['reason'] or
+                                             '; '.join(t['errors'])))
+        failed = [t for t in tests if t['verdict'] == 'fail']
+        if not tests:
+            if verdict != 'skip' and not r.get('orphan'):
+                errors.append('ran no test (plan %s)' % (
+                    '1..%d' % sub['plan'] if sub['plan'] is not None else 'none'))
+        elif verdict == 'pass' and failed:
+            errors.append('reported ok, but %d of its tests failed' % len(failed))
+        elif verdict == 'fail' and not failed and not errors and \
+                not r.get('orphan'):
+            errors.append('reported not ok%s, but none of its %d tests failed'
+                          % (' (' + ((r['directive'] or '') + ' ' +
+                                     r['reason']).strip() + ')'
+                             if r['directive'] or r['reason'] else '',
+                             len(tests)))
+    return verdict, errors, tests
+
+
+def parse(text):
+    """Parse runner output into {'programs', 'bail', 'errors', 'docs'}.
+
+    Each program (a top-level result) is {'name', 'verdict', 'reason',
+    'exit', 'errors', 'log', 'tests'}; each test (a result of the
+    program's nested KTAP) {'name', 'verdict', 'reason', 'log',
+    'errors'} and, when it failed, 'message'.  'log' holds the diagnostic
+    lines before the result (for a harness test: its RUN line, TH_LOG and
+    assertion lines).  A program's verdict is 'fail' when it or its KTAP
+    is broken ('errors': missing or extra results, no test run, results
+    that disagree with its own line: ok with a failed test, not ok
+    with none; a SKIP line over passed tests is not one, ksft_exit_skip()
+    may come after some passed).  'errors' of the parse are every
+    error, each prefixed with where it was found.  Several top-level
+    documents (one per kselftest collection) make one list of programs.
     """
-    programs = []
-    pending = []
+    lines = [l.rstrip('\r\n') for l in text.splitlines()]
+    programs, docs, errors = [], [], []
     bail = None
-    for raw in text.splitlines():
-        line = raw.rstrip('\r')
-        if line.startswith('Bail out!'):
-            bail = line
+    i = 0
+    junk = []
+    while i < len(lines):
+        # Lines before the first version line are not KTAP (make's
+        # output, the kernel's console...).
+        if not docs and not VERSION.match(lines[i]):
+            s = lines[i]
+            if BAIL.match(s):
+                bail = s
+            junk.append(s)
+            i += 1
             continue
-        inner = _strip(line, 1)
-        if inner is not None:
-            # Only direct children: deeper lines belong to subtests' logs.
-            m = RESULT.match(inner)
-            if m:
-                ok, _, name, directive, reason = m.groups()
-                pending.append({'name': name.strip(),
-                                'verdict': _verdict(ok, directive),
-                                'reason': (reason or '').strip()})
-            continue
-        m = RESULT.match(line)
-        if not m:
-            continue
-        ok, _, name, directive, reason = m.groups()
-        name = name.strip()
-        exit_code = None
-        em = re.search(r'exit=(\d+)', reason or '')
-        if em:
-            exit_code = int(em.group(1))
-        prog = name.split(': ')[-1] if name.startswith('selftests:') else name
-        programs.append({'name': prog,
-                         'verdict': _verdict(ok, directive),
-                         'reason': (reason or '').strip(),
-                         'exit': exit_code,
-                         'tests': pending})
-        pending = []
-    return {'programs': programs, 'bail': bail}
+        doc, i = _doc(lines, i, '', True)
+        docs.append(doc)
+    doc_errors = []
+    for d, doc in enumerate(docs):
+        where = 'KTAP' if len(docs) == 1 else 'KTAP document %d' % (d + 1)
+        doc_errors += ['%s: %s' % (where, e) for e in doc['errors']]
+        if doc['bail']:
+            bail = doc['bail']
+        for r in doc['results']:
+            verdict, perr, tests = _settle(r)
+            name = r['name']
+            prog = name.split(': ')[-1] if name.startswith('selftests:') else name
+            em = re.search(r'exit=(\d+)', r['reason'] or '')
+            errors += ['%s: %s' % (prog, e) for e in perr]
+            programs.append({'name': prog, 'title': name,
+                             'line_verdict': verdict,
+                             'verdict': 'fail' if perr else verdict,
+                             'reason': ((r['directive'] + ' ' if r['directive']
+                                         and r['directive'] != 'SKIP' else '')
+                                        + r['reason']).strip(),
+                             'exit': int(em.group(1)) if em else None,
+                             'errors': perr, 'log': r['log'],
+                             'tests': tests})
+    if bail and not docs:
+        doc_errors.append('KTAP: %s' % bail)
+    if not docs:
+        doc_errors.append('KTAP: no version line')
+    return {'programs': programs, 'bail': bail,
+            'errors': doc_errors + errors, 'doc_errors': doc_errors,
+            'splats': []}
+
+
+def apply_rc(parsed, rc, who='the runner'):
+    """The runner's own exit code: anything but 0 (or 4 when everything
+    skipped) fails the run, whatever its result lines say."""
+    if rc is None:
+        return parsed
+    if rc == 0 or (rc == 4 and _exit(parsed) == 4):
+        return parsed
+    if _exit(parsed) == 1 and rc == 1:
+        return parsed
+    parsed['errors'].append('%s exited %d' % (who, rc))
+    parsed['doc_errors'].append('%s exited %d' % (who, rc))
+    return parsed
 
 
 def counts(parsed):
     """Per-test pass/fail/skip over all programs.  A program that failed
-    without reporting any test (crash, timeout) counts as one failure."""
+    without reporting a failed test (crash, timeout, broken KTAP) counts as
+    one failure; so does every broken top-level document and every kernel
+    splat.  'error' is the number of KTAP errors."""
     c = {'pass': 0, 'fail': 0, 'skip': 0}
     for p in parsed['programs']:
         if p['tests']:
@@ -94,29 +286,51 @@ def counts(parsed):
                 c['fail'] += 1
         else:
             c[p['verdict']] += 1
+    c['fail'] += len(parsed.get('doc_errors', ())) + len(parsed.get('splats', ()))
+    c['error'] = len(parsed.get('errors', ()))
     return c
 
 
-def exit_code(parsed):
-    """kselftest codes: 1 any failure, 4 everything skipped, else 0."""
+def _exit(parsed):
     c = counts(parsed)
-    if parsed['bail'] or c['fail'] or not parsed['programs']:
+    if parsed['bail'] or c['fail'] or c['error'] or not parsed['programs']:
         return 1
     if c['pass'] == 0 and c['skip'] > 0:
         return 4
     return 0
 
 
+def exit_code(parsed):
+    """kselftest codes: 1 any failure or KTAP error, 4 everything skipped,
+    else 0."""
+    return _exit(parsed)
+
+
 def summary_line(parsed, label='perf_events'):
     c = counts(parsed)
-    return '%s: %d programs, %d passed, %d failed, %d skipped' % (
+    s = '%s: %d programs, %d passed, %d failed, %d skipped' % (
         label, len(parsed['programs']), c['pass'], c['fail'], c['skip'])
+    if c['error']:
+        s += ', %d KTAP error%s' % (c['error'], 's' if c['error'] != 1 else '')
+    if parsed.get('splats'):
+        s += ', %d kernel splat%s' % (len(parsed['splats']),
+                                      's' if len(parsed['splats']) != 1 else '')
+    return s
+
+
+def problem_lines(parsed, label='perf_events'):
+    """One line per KTAP error and kernel splat."""
+    out = ['%s: error: %s' % (label, e) for e in parsed.get('errors', ())]
+    for s in parsed.get('splats', ()):
+        out.append('%s: kernel splat %s: %s' % (label, s['during'], s['line']))
+    return out
 
 
 def total(paths):
     """One closing line over several runner logs: 'N passed, N failed,
-    N skipped'; exit 1 on any failure or unreadable log."""
+    N skipped'; exit 1 on any failure, KTAP error or unreadable log."""
     c = {'pass': 0, 'fail': 0, 'skip': 0}
+    bad = 0
     for path in paths:
         try:
             with open(path) as f:
@@ -125,12 +339,15 @@ def total(paths):
             sys.stderr.write('ktap.py: %s\n' % e)
             c['fail'] += 1
             continue
-        for k, v in counts(parsed).items():
-            c[k] += v
-        if parsed['bail'] or not parsed['programs']:
-            c['fail'] += 1
+        for line in problem_lines(parsed, path):
+            sys.stderr.write(line + '\n')
+        pc = counts(parsed)
+        for k in c:
+            c[k] += pc[k]
+        if parsed['bail'] or not parsed['programs'] or pc['error']:
+            bad += 1
     print('%d passed, %d failed, %d skipped' % (c['pass'], c['fail'], c['skip']))
-    return 1 if c['fail'] else 0
+    return 1 if c['fail'] or bad else 0
 
 
 # ---------------------------------------------------------------------------
@@ -185,6 +402,17 @@ def load_manifest(path):
                         e['status'] = 'noboot'
                         e['reason'] = 'no KTAP log %s' % kp
             e['parsed'] = parse(text)
+            if e['status'] == 'ok':
+                apply_rc(e['parsed'], e['guest_rc'], 'the guest runner')
+            # boot.sh's PREFIX.splats.json beside PREFIX.ktap: kernel
+            # WARNINGs, BUGs, oopses... seen on the console during the run.
+            if e['ktap']:
+                sp = re.sub(r'\.ktap$', '', kp) + '.splats.json'
+                try:
+                    with open(sp) as f2:
+                        e['parsed']['splats'] = json.load(f2)
+                except (OSError, ValueError):
+                    pass
             entries.append(e)
     return entries
 
@@ -271,6 +499,7 @@ def _kernel_json(e):
     for p in e['parsed']['programs']:
         progs.append({'name': p['name'], 'verdict': p['verdict'],
                       'reason': p['reason'], 'exit': p['exit'],
+                      'errors': p.get('errors', []), 'log': p.get('log', []),
                       'counts': program_counts(p), 'tests': p['tests']})
     return {'label': e['label'], 'arch': e['arch'], 'spec': e['spec'],
             'ktap': e['ktap'], 'status': e['status'], 'reason': e['reason'],
@@ -278,11 +507,13 @@ def _kernel_json(e):
             'exit': kernel_exit(e), 'result': _result(e).lower(),
             'summary': summary_line(e['parsed'], e['label']),
             'counts': counts(e['parsed']), 'bail': e['parsed']['bail'],
+            'errors': e['parsed'].get('errors', []),
+            'splats': e['parsed'].get('splats', []),
             'programs': progs}
 
 
 def render_json(entries):
-    total_c = {'pass': 0, 'fail': 0, 'skip': 0}
+    total_c = {'pass': 0, 'fail': 0, 'skip': 0, 'error': 0}
     for e in entries:
         for k, v in counts(e['parsed']).items():
             total_c[k] += v
@@ -291,7 +522,41 @@ def render_json(entries):
     return json.dumps(doc, indent=1) + '\n'
 
 
+def _cases(e):
+    """JUnit-like cases of one kernel: (classname, name, verdict, message,
+    log lines, reason)."""
+    cases = []
+    if e['status'] != 'ok':
+        cases.append((e['label'], 'boot', 'fail', e['reason'] or 'did not boot',
+                      [], ''))
+    for s in e['parsed'].get('splats', ()):
+        cases.append((e['label'], 'kernel splat during %s' % s['during'],
+                      'fail', s['line'], s.get('quote', []), ''))
+    for n, x in enumerate(e['parsed'].get('doc_errors', ()), 1):
+        cases.append((e['label'], '(ktap %d)' % n, 'fail', x, [], ''))
+    for p in e['parsed']['programs']:
+        cls = '%s.%s' % (e['label'], p['name'])
+        if not p['tests']:
+            cases.append((cls, p['name'], p['verdict'],
+                          '; '.join(p.get('errors', ())) or p['reason'] or
+                          'program failed', p.get('log', []), p['reason']))
+            continue
+        for t in p['tests']:
+            cases.append((cls, t['name'], t['verdict'],
+                          t.get('message') or t['reason'] or 'failed',
+                          t.get('log', []), t['reason']))
+        if p['verdict'] == 'fail' and \
+           not any(t['verdict'] == 'fail' for t in p['tests']):
+            cases.append((cls, '(program)', 'fail',
+                          '; '.join(p.get('errors', ())) or p['reason'] or
+                          'program failed', p.get('log', []), ''))
+    return cases
+
+
 def render_junit(entries):
+    """JUnit XML: one testsuite per kernel, one testcase per test; a failed
+    test's <failure> carries its message and log lines, a skipped one
+    <skipped> with its reason, the others their log in <system-out>."""
     from xml.sax.saxutils import quoteattr, escape
     out = ['<?xml version="1.0" encoding="UTF-8"?>']
     suites = []
@@ -299,28 +564,20 @@ def render_junit(entries):
     for e in entries:
         cases = []
         nf = ns = 0
-        if e['status'] != 'ok':
-            cases.append('  <testcase classname=%s name="boot"><failure message=%s/></testcase>'
-                         % (quoteattr(e['label']), quoteattr(e['reason'] or 'did not boot')))
-            nf += 1
-        for p in e['parsed']['programs']:
-            cls = quoteattr('%s.%s' % (e['label'], p['name']))
-            tests = p['tests'] or [{'name': p['name'], 'verdict': p['verdict'],
-                                    'reason': p['reason']}]
-            if p['tests'] and p['verdict'] == 'fail' and \
-               not any(t['verdict'] == 'fail' for t in p['tests']):
-                tests = tests + [{'name': '(program)', 'verdict': 'fail',
-                                  'reason': p['reason'] or 'program failed'}]
-            for t in tests:
-                body = ''
-                if t['verdict'] == 'fail':
-                    body = '<failure message=%s/>' % quoteattr(t['reason'] or 'failed')
-                    nf += 1
-                elif t['verdict'] == 'skip':
-                    body = '<skipped message=%s/>' % quoteattr(t['reason'] or 'skipped')
-                    ns += 1
-                cases.append('  <testcase classname=%s name=%s>%s</testcase>'
-                             % (cls, quoteattr(t['name']), body))
+        for cls, name, verdict, msg, log, reason in _cases(e):
+            text = escape('\n'.join(log))
+            if verdict == 'fail':
+                body = '<failure message=%s>%s</failure>' % (quoteattr(msg), text)
+                nf += 1
+            elif verdict == 'skip':
+                body = '<skipped message=%s/>' % quoteattr(reason or 'skipped')
+                if log:
+                    body += '<system-out>%s</system-out>' % text
+                ns += 1
+            else:
+                body = '<system-out>%s</system-out>' % text if log else ''
+            cases.append('  <testcase classname=%s name=%s>%s</testcase>'
+                         % (quoteattr(cls), quoteattr(name), body))
         t = '' if e['seconds'] is None else ' time="%.1f"' % e['seconds']
         suites.append(' <testsuite name=%s tests="%d" failures="%d" skipped="%d"%s>'
                       % (quoteattr(e['label']), len(cases), nf, ns, t))
@@ -361,26 +618,18 @@ def render_ktap(entries, collection='vm'):
 
 def _sub_ktap(e):
     """A guest's result as KTAP one level down: one line per test of each
-    program (prog.test), so that counts() of the nested report equals the
+    program (prog: test), so that counts() of the nested report equals the
     guest's own."""
-    lines = []
-    tests = []
-    for p in e['parsed']['programs']:
-        if p['tests']:
-            for t in p['tests']:
-                tests.append(('%s: %s' % (p['name'], t['name']), t['verdict'], t['reason']))
-            if p['verdict'] == 'fail' and \
-               not any(t['verdict'] == 'fail' for t in p['tests']):
-                tests.append((p['name'], 'fail', p['reason'] or 'program failed'))
-        else:
-            tests.append((p['name'], p['verdict'], p['reason']))
-    if e['status'] != 'ok':
-        tests.append(('boot', 'fail', e['reason'] or 'did not boot'))
-    lines.append('TAP version 13')
-    lines.append('1..%d' % len(tests))
-    for i, (name, verdict, reason) in enumerate(tests, 1):
+    lines = ['TAP version 13']
+    cases = _cases(e)
+    lines.append('1..%d' % len(cases))
+    for i, (cls, name, verdict, msg, _, reason) in enumerate(cases, 1):
+        if cls != e['label'] and name != cls[len(e['label']) + 1:]:
+            name = '%s: %s' % (cls[len(e['label']) + 1:], name)
+        name = name.replace('#', '_')
+        msg = ' '.join(msg.split())
         if verdict == 'fail':
-            lines.append('not ok %d %s%s' % (i, name, ' # ' + reason if reason else ''))
+            lines.append('not ok %d %s%s' % (i, name, ' # ' + msg if msg else ''))
         elif verdict == 'skip':
             lines.append('ok %d %s # SKIP %s' % (i, name, reason))
         else:
@@ -401,6 +650,10 @@ def _verdicts(parsed):
                 v['%s:(program)' % p['name']] = 'fail'
         else:
             v[p['name']] = p['verdict']
+    if parsed.get('doc_errors'):
+        v['(ktap)'] = 'fail'
+    if parsed.get('splats'):
+        v['(kernel splat)'] = 'fail'
     return v
 
 
@@ -513,31 +766,187 @@ def compare_main(args):
     return 1 if any(d[0] == 'regression' for d in diff) else 0
 
 
-USAGE = """usage: ktap.py summary|json [FILE] [LABEL]
+# ---------------------------------------------------------------------------
+# The guest's console (vm/boot.sh).  vm/init writes the runner's progress
+# (the top-level lines, each test's RUN and result line) to /dev/kmsg as
+# "perf_abi: LINE", so that it comes out in one stream with the kernel's own
+# messages, in the order they happened.
+
+CONSOLE_STAMP = re.compile(r'^\[\s*\d+\.\d+\]\s?(?:\[\s*[CT]\d+\]\s?)?')
+PROGRESS = 'perf_abi: '
+# The first line of a kernel splat: WARN(), BUG(), an oops, KASAN, UBSAN,
+# KFENCE, lockdep (6.x: "WARNING: possible circular locking dependency
+# detected", older: "INFO: possible recursive locking detected"), a soft
+# lockup, a panic.
+SPLAT = re.compile(
+    r'^(?:WARNING:|BUG:|BUG [a-z]|kernel BUG at|Oops\b|Internal error:|'
+    r'general protection fault|Unable to handle kernel|UBSAN:|'
+    r'watchdog: BUG:|INFO: (?:possible|inconsistent|trying to register)|'
+    r'Kernel panic - not syncing|Kernel Offset: |stack segment: )')
+SPLAT_END = re.compile(r'^---\[ end (?:trace|Kernel panic)')
+SPLAT_QUOTE = 25
+
+
+def console_scan(text):
+    """(progress lines, splats, state) of a guest console.  Only the run
+    counts: from vm/init's UP marker to its BEGIN marker.  Each splat is
+    {'line', 'during', 'quote'}: 'during' names the test that had started
+    and not finished (PROG:TEST), else where between tests it came."""
+    progress, splats = [], []
+    prog = last = test = None
+    up = False
+    cur = None
+    for raw in text.splitlines():
+        line = raw.replace('\r', '')
+        if line.startswith('@@PERF_ABI@@ UP'):
+            up = True
+            continue
+        if line.startswith('@@PERF_ABI@@ BEGIN'):
+            break
+        if not up:
+            continue
+        msg = CONSOLE_STAMP.sub('', line, count=1)
+        if msg.startswith(PROGRESS):
+            body = msg[len(PROGRESS):]
+            progress.append(body)
+            cur = None
+            m = re.match(r'^# selftests: \S+: (\S+)', body)
+            if m:
+                prog, last, test = m.group(1), None, None
+                continue
+            if re.match(r'^(?:not ok|ok) \d+ selftests: ', body):
+                prog = test = None
+                continue
+            m = re.match(r'^# #\s+RUN\s+(\S+)', body)
+            if m:
+                test = m.group(1)
+                continue
+            m = RESULT.match(body[2:]) if body.startswith('# ') else None
+            if m and prog:
+                last, test = m.group(3).strip(), None
+            continue
+        if cur is not None:
+            if SPLAT_END.match(msg) or len(cur['quote']) >= SPLAT_QUOTE:
+                if len(cur['quote']) < SPLAT_QUOTE:
+                    cur['quote'].append(msg)
+                cur = None
+            else:
+                cur['quote'].append(msg)
+            continue
+        if SPLAT.match(msg):
+            if test and prog:
+                during = '%s:%s' % (prog, test)
+            elif prog:
+                during = '%s, between tests (after %s)' % (
+                    prog, last or 'its start')
+            else:
+                during = 'no test running'
+            cur = {'line': msg.strip(), 'during': during, 'quote': [msg]}
+            splats.append(cur)
+    if test and prog:
+        state = '%s:%s' % (prog, test)
+    elif prog:
+        state = '%s (after %s)' % (prog, last or 'its start')
+    else:
+        state = 'no test running'
+    return progress, splats, state
+
+
+def console_main(args):
+    """console CONSOLE [--progress F] [--splats F]: the progress the guest
+    logged (a runner KTAP up to where it got) to F, its splats as JSON;
+    prints 'splat<TAB>DURING<TAB>LINE' per splat and 'running<TAB>STATE'
+    (what ran when the console ended)."""
+    if not args:
+        raise SystemExit('usage: ktap.py console CONSOLE [--progress F] [--splats F]')
+    with open(args[0], errors='replace') as f:
+        progress, splats, state = console_scan(f.read())
+    opts = dict(zip(args[1::2], args[2::2]))
+    if opts.get('--progress') and progress:
+        _write(opts['--progress'], '\n'.join(progress) + '\n')
+    if opts.get('--splats') and splats:
+        _write(opts['--splats'], json.dumps(splats, indent=1) + '\n')
+    for sp in splats:
+        print('splat\t%s\t%s' % (sp['during'], sp['line']))
+    print('running\t%s' % state)
+    return 0
+
+
+USAGE = """usage: ktap.py summary [FILE] [LABEL] [--rc N] [--junit F] [--json F]
+       ktap.py json [FILE]
        ktap.py total FILE...
        ktap.py report MANIFEST [--table] [--json F] [--junit F] [--markdown F]
                       [--ktap F [--collection NAME]]
        ktap.py compare OLD.ktap NEW.ktap [OLD_LABEL NEW_LABEL]
+       ktap.py console CONSOLE [--progress F] [--splats F]
 """
 
 
+def summary_main(args):
+    """summary [FILE] [LABEL] [--rc N] [--junit F] [--json F]: the KTAP
+    errors, the summary line; JUnit and JSON of this one run; the exit
+    code of the run (N: the runner's own exit code)."""
+    pos, opts = [], {}
+    i = 0
+    while i < len(args):
+        if args[i] in ('--rc', '--junit', '--json') and i + 1 < len(args):
+            opts[args[i][2:]] = args[i + 1]
+            i += 2
+        elif args[i].startswith('--'):
+            raise SystemExit('ktap.py summary: bad argument %r' % args[i])
+        else:
+            pos.append(args[i])
+            i += 1
+    path = pos[0] if pos and pos[0] != '-' else None
+    label = pos[1] if len(pos) > 1 else 'perf_events'
+    with open(path if path else 0) as f:
+        parsed = parse(f.read())
+    rc = None
+    if 'rc' in opts:
+        try:
+            rc = int(opts['rc'])
+        except ValueError:
+            raise SystemExit('ktap.py summary: --rc %r is not a number' % opts['rc'])
+    apply_rc(parsed, rc)
+    # boot.sh's splats of a guest run, beside its KTAP
+    if path and path.endswith('.ktap'):
+        try:
+            with open(path[:-len('.ktap')] + '.splats.json') as f:
+                parsed['splats'] = json.load(f)
+        except (OSError, ValueError):
+            pass
+    for line in problem_lines(parsed, label):
+        print(line)
+    print(summary_line(parsed, label))
+    entry = {'label': label, 'arch': '', 'spec': '', 'ktap': path or '-',
+             'status': 'ok', 'seconds': None, 'guest_rc': rc, 'reason': '',
+             'parsed': parsed}
+    if 'junit' in opts:
+        _write(opts['junit'], render_junit([entry]))
+    if 'json' in opts:
+        _write(opts['json'], render_json([entry]))
+    return exit_code(parsed)
+
+
 def main(argv):
-    if len(argv) >= 2 and argv[1] == 'total':
+    cmd = argv[1] if len(argv) >= 2 else ''
+    if cmd == 'total':
         return total(argv[2:])
-    if len(argv) >= 2 and argv[1] == 'report':
+    if cmd == 'report':
         return report_main(argv[2:])
-    if len(argv) >= 2 and argv[1] == 'compare':
+    if cmd == 'compare':
         return compare_main(argv[2:])
-    if len(argv) < 2 or argv[1] not in ('summary', 'json'):
+    if cmd == 'summary':
+        return summary_main(argv[2:])
+    if cmd == 'console':
+        return console_main(argv[2:])
+    if cmd != 'json':
         sys.stderr.write(USAGE)
         return 2
     with open(argv[2] if len(argv) > 2 and argv[2] != '-' else 0) as f:
         parsed = parse(f.read())
-    if argv[1] == 'summary':
-        print(summary_line(parsed, argv[3] if len(argv) > 3 else 'perf_events'))
-    else:
-        json.dump(parsed, sys.stdout, indent=1)
-        print()
+    json.dump(parsed, sys.stdout, indent=1)
+    print()
     return exit_code(parsed)
 
 

@@ -10,16 +10,21 @@
 # Writes PREFIX.console (the whole console) and, when the guest sent its
 # framed KTAP (vm/init; checked against its line count and md5),
 # PREFIX.ktap and PREFIX.rc (run_kselftest.sh's exit code in the guest).
-# Exit 0 then.  Exit 3 when the kernel did not
+# Exit 0 then; a kernel splat during the run (WARNING, BUG, KASAN, UBSAN,
+# lockdep...) adds PREFIX.splats.json and one stderr line per splat naming
+# the test that was running.  Exit 3 when the kernel did not
 # boot, panicked, oopsed, hung past SECS (default 300) or stopped without
 # the end marker: one line saying which (quoting the first panic or oops
-# line, if any) on stderr, then the last 30 console lines.  Exit 2 when
-# qemu is missing or did not start (it failed and wrote no console).
+# line, if any, and the test that was running) on stderr, then the last 30
+# console lines; PREFIX.ktap then holds the results the guest had logged.
+# Exit 2 when qemu is missing or did not start (it failed and wrote no
+# console).
 #
 # TCG (software emulation) unless --kvm.  arm64 runs -M virt -cpu max
 # -icount shift=0 (sleep=off), which gives the guest a PMU it can count
 # with.
 set -eu
+here=$(cd "$(dirname "$0")" && pwd)
 
 append= smp=2 mem=512 kvm= limit=300 why=
 while [ $# -gt 0 ]; do
@@ -67,7 +72,7 @@ esac
 command -v "$qemu" >/dev/null || { echo "boot.sh: $qemu not found" >&2; exit 2; }
 
 log=$prefix.console
-rm -f "$log" "$prefix.ktap" "$prefix.rc"
+rm -f "$log" "$prefix.ktap" "$prefix.rc" "$prefix.progress" "$prefix.splats.json"
 : > "$log"
 # oops=panic and panic=-1 with -no-reboot: a broken kernel stops the guest
 # at once instead of running into the time limit.
@@ -96,6 +101,15 @@ tr -d '\r' < "$log" | awk -v out="$prefix.b64" '
 		print fn, fsum, rc
 	}' > "$prefix.frame" 2>/dev/null && framed=1 || framed=
 
+# The guest logs its progress to /dev/kmsg (vm/init), so the console holds
+# the kernel's messages and each test's start and result in the order they
+# happened: a kernel splat (WARNING, BUG, oops, KASAN, UBSAN, lockdep...)
+# during the run is named after the test that was running, and what the
+# guest had finished is kept if it never sent its KTAP.
+python3 "$here/../lib/ktap.py" console "$log" --progress "$prefix.progress" \
+	--splats "$prefix.splats.json" > "$prefix.scan" 2>/dev/null ||
+	echo "running	(the console could not be read)" > "$prefix.scan"
+running=$(sed -n 's/^running\t//p' "$prefix.scan")
 # Kernel messages that mean the kernel broke, with or without timestamps.
 bad='^(\[ *[0-9]+\.[0-9]+\] )?(Kernel panic - not syncing|Oops|Internal error: Oops|BUG: |kernel BUG at|general protection fault|Unable to handle kernel)'
 oops=$(tr -d '\r' < "$log" | grep -nE -m1 "$bad" || true)
@@ -103,17 +117,24 @@ oops=$(tr -d '\r' < "$log" | grep -nE -m1 "$bad" || true)
 fail() {	# MESSAGE: it and the last 30 console lines, exit 3
 	echo "$1; last 30 lines of $log:" >&2
 	tr -d '\r' < "$log" | tail -n 30 | sed -e 's/^/    | /' >&2
-	rm -f "$prefix.ktap.tmp" "$prefix.frame" "$prefix.b64"
+	# The results so far, from the progress the guest logged.
+	[ -s "$prefix.progress" ] && mv "$prefix.progress" "$prefix.ktap"
+	rm -f "$prefix.ktap.tmp" "$prefix.frame" "$prefix.b64" "$prefix.progress" "$prefix.scan"
 	[ -s "$prefix.qemu" ] || rm -f "$prefix.qemu"
 	exit 3
 }
+during=
+case $running in
+''|'no test running'|'(the console'*) ;;
+*) during=" while running $running" ;;
+esac
 
 if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
-	fail "guest hung: no end marker within ${limit}s${why:+ ($why)}"
+	fail "guest hung: no end marker within ${limit}s${why:+ ($why)}$during"
 fi
-if [ -n "$oops" ]; then
+if [ -z "$framed" ] && [ -n "$oops" ]; then
 	what=$(echo "${oops#*:}" | sed -E 's/^\[ *[0-9.]+\] //' | cut -c1-100)
-	fail "kernel broke: $what"
+	fail "kernel broke: $what$during"
 fi
 if [ -z "$framed" ]; then
 	if [ "$qrc" != 0 ] && [ ! -s "$log" ]; then
@@ -125,7 +146,7 @@ if [ -z "$framed" ]; then
 	if ! grep -q '^@@PERF_ABI@@ UP' "$log"; then
 		fail "kernel did not boot to the test init (qemu exit $qrc)"
 	fi
-	fail "guest stopped without the end marker (qemu exit $qrc)"
+	fail "guest stopped without the end marker (qemu exit $qrc)$during"
 fi
 read -r n sum rc < "$prefix.frame"
 rm -f "$prefix.frame"
@@ -137,5 +158,8 @@ if [ "$n" != "$got" ] || [ "$(md5sum < "$prefix.ktap.tmp" | cut -d' ' -f1)" != "
 fi
 mv "$prefix.ktap.tmp" "$prefix.ktap"
 echo "$rc" > "$prefix.rc"
-rm -f "$prefix.qemu"
+# Splats with the KTAP back: the results stand, the splats fail the run
+# (ktap.py reads PREFIX.splats.json beside PREFIX.ktap).
+sed -n 's/^splat\t\([^\t]*\)\t\(.*\)/kernel splat during \1: \2/p' "$prefix.scan" | cut -c1-200 >&2
+rm -f "$prefix.qemu" "$prefix.progress" "$prefix.scan"
 exit 0
