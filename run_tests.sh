@@ -817,7 +817,7 @@ save_partial() {
 		l=${k_label[i]}
 		[ -f "$work/r1/$l.row" ] || continue
 		cat "$work/r1/$l.row" >> "$work/out/manifest.tsv"
-		mv "$work/r1/$l.ktap" "$work/r1/$l.console" "$work/out/" 2>/dev/null || true
+		mv "$work/r1/$l.ktap" "$work/r1/$l.console" "$work/r1/$l.splats.json" "$work/out/" 2>/dev/null || true
 		done=$((done + 1))
 	done
 	[ "$done" -gt 0 ] && report_into "$work/out" >/dev/null 2>&1 || true
@@ -867,6 +867,7 @@ for ((i = 0; i < n; i++)); do
 	cat "$work/r1/$l.row" >> "$work/out/manifest.tsv"
 	mv "$work/r1/$l.ktap" "$work/out/" 2>/dev/null || true
 	mv "$work/r1/$l.console" "$work/out/" 2>/dev/null || true
+	mv "$work/r1/$l.splats.json" "$work/out/" 2>/dev/null || true	# boot.sh: kernel splats
 	mv "$work/r1/$l.qemu" "$work/out/" 2>/dev/null || true
 done
 [ ${#selectors[@]} = 0 ] || echo "# ran only ${selectors[*]}" >> "$work/out/manifest.tsv"
