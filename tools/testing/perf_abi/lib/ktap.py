@@ -27,6 +27,19 @@ DIRECTIVES = ('SKIP', 'TODO', 'XFAIL', 'TIMEOUT', 'ERROR')
 HARNESS_MARK = re.compile(r'^#\s+(RUN|OK|FAIL|SKIP|XFAIL|XPASS|PASSED:|FAILED:|Totals:|Starting)\b')
 
 
+def _strip(line, depth):
+    """LINE without DEPTH levels of the kselftest runner's "# " nesting,
+    or None when it is not that deep (lib/names.py reads programs' KTAP)."""
+    for _ in range(depth):
+        if line.startswith('# '):
+            line = line[2:]
+        elif line == '#':
+            line = ''
+        else:
+            return None
+    return line
+
+
 def _under(line, prefix):
     """LINE without PREFIX, or None when LINE is not at that level."""
     if line.startswith(prefix):
