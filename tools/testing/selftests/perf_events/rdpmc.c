@@ -1381,30 +1381,31 @@ TEST_F(knob, user_access_1)
  * x86 cpu/rdpmc (Documentation/ABI/testing/sysfs-bus-event_source-devices-
  * rdpmc): 0 user rdpmc disabled; 1 enabled while an event is mapped (and,
  * with counter-level disable, only for per-task events' counters); 2
- * enabled for every task and counter.
+ * enabled for every task and counter.  Sets it to VAL for this test, else
+ * says what is needed.
  */
-static const char *x86_knob(void)
+static const char *x86_knob_for_test(struct __test_metadata *_metadata,
+				     const char *val)
 {
 #if defined(__x86_64__) || defined(__i386__)
-	return rdpmc_knob();
-#else
-	return NULL;
+	const char *path = rdpmc_knob();
+
+	if (path)
+		return knob_for_test(_metadata, path, val);
 #endif
+	return NEED_X86;
 }
 
 TEST_F(knob, x86_rdpmc_0)
 {
 	PROMISE(HINT_X86);
 	const char *skip;
-	const char *path = x86_knob();
 	struct perf_event_attr a;
 	struct up_count s;
 	struct ev e;
 	int err;
 
-	if (!path)
-		SKIP(return, NEED_X86);
-	skip = knob_for_test(_metadata, path, "0");
+	skip = x86_knob_for_test(_metadata, "0");
 	if (skip)
 		SKIP(return, "%s", skip);
 	hw_attr(&a, PERF_COUNT_HW_INSTRUCTIONS, false, 0);
@@ -1428,15 +1429,12 @@ TEST_F(knob, x86_rdpmc_1)
 {
 	PROMISE(HINT_X86);
 	const char *skip;
-	const char *path = x86_knob();
 	struct perf_event_attr a;
 	struct up_count s;
 	struct ev e;
 	int err;
 
-	if (!path)
-		SKIP(return, NEED_X86);
-	skip = knob_for_test(_metadata, path, "1");
+	skip = x86_knob_for_test(_metadata, "1");
 	if (skip)
 		SKIP(return, "%s", skip);
 	hw_attr(&a, PERF_COUNT_HW_INSTRUCTIONS, false, 0);
@@ -1464,13 +1462,10 @@ TEST_F(knob, x86_rdpmc_1_unmapped_traps)
 {
 	PROMISE(HINT_X86);
 	const char *skip;
-	const char *path = x86_knob();
 	uint64_t v;
 	int how;
 
-	if (!path)
-		SKIP(return, NEED_X86);
-	skip = knob_for_test(_metadata, path, "1");
+	skip = x86_knob_for_test(_metadata, "1");
 	if (skip)
 		SKIP(return, "%s", skip);
 	how = read_in_child(false, &v);
@@ -1489,16 +1484,13 @@ TEST_F(knob, x86_rdpmc_2)
 {
 	PROMISE(HINT_X86);
 	const char *skip;
-	const char *path = x86_knob();
 	struct perf_event_attr a;
 	struct up_count s;
 	uint64_t v;
 	struct ev e;
 	int how, err;
 
-	if (!path)
-		SKIP(return, NEED_X86);
-	skip = knob_for_test(_metadata, path, "2");
+	skip = x86_knob_for_test(_metadata, "2");
 	if (skip)
 		SKIP(return, "%s", skip);
 	how = read_in_child(false, &v);
