@@ -953,7 +953,7 @@ compare)
 	[ "$rc" != 3 ] || exit 3
 	rc=0
 	python3 "$m/lib/ktap.py" compare "$final/${k_label[0]}.ktap" "$final/${k_label[1]}.ktap" \
-		"${k_label[0]}" "${k_label[1]}" > "$work/compare" || rc=$?
+		"${k_label[0]}" "${k_label[1]}" "${specs[0]}" "${specs[1]}" > "$work/compare" || rc=$?
 	show "$work/compare"
 	exit "$rc"
 	;;
