@@ -175,7 +175,7 @@ unpack() {
 			dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$dir" ./boot || return 1
 		mv "$dir"/boot/vmlinuz-* "$dir/vmlinuz"
 		mv "$dir"/boot/config-* "$dir/config" 2>/dev/null || true
-		rm -rf "$dir/boot"
+		rm -rf "${dir:?}/boot"
 	else
 		bin=$(dpkg-deb -f "$deb" Depends | tr ',' '\n' | sed -nE 's/^ *(linux-binary-[^ (]+).*/\1/p' | head -n 1)
 		[ -n "$bin" ] || return 1
@@ -185,7 +185,7 @@ unpack() {
 		[ -s "$dir/usr/lib/modules/$vf/vmlinuz" ] || return 1
 		mv "$dir/usr/lib/modules/$vf/vmlinuz" "$dir/vmlinuz"
 		mv "$dir"/boot/config-* "$dir/config" 2>/dev/null || true
-		rm -rf "$dir/usr" "$dir/boot"
+		rm -rf "${dir:?}/usr" "${dir:?}/boot"
 	fi
 	echo "$s $pkg $pv" > "$dir/deb"
 }
