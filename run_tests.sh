@@ -13,6 +13,7 @@ top=$(cd "$(dirname "$0")" && pwd)
 m=$top/tools/testing/perf_abi
 B=$top/build
 export PERF_ABI_CACHE=${PERF_ABI_CACHE:-$HOME/.cache/perf-abi}
+. "$m/lib/arch.sh"
 
 usage() {
 	cat <<'USAGE'
@@ -29,8 +30,9 @@ kernels under qemu (software emulation) and run them there.
   -l, --log FILE      also write the KTAP output to FILE (one kernel)
   -h, --help          show this help
 
-Kernels (SPEC: an image file -- bzImage, vmlinuz, arm64 Image, gzip'd or
-not -- or debian:VERSION-FLAVOUR, e.g. debian:6.1.0-47-cloud-amd64,
+Kernels (SPEC: an image file -- bzImage, vmlinuz, arm64 or riscv64 Image,
+s390x image, ppc64le ELF vmlinux, gzip'd or not -- or
+debian:VERSION-FLAVOUR, e.g. debian:6.1.0-47-cloud-amd64,
 debian:6.12.118+deb12-arm64: that linux-image-...-unsigned package is
 fetched with apt-get download and cached in $PERF_ABI_CACHE):
   -k, --kernel SPEC   boot SPEC and run the suite in it; writes
@@ -41,7 +43,8 @@ fetched with apt-get download and cached in $PERF_ABI_CACHE):
       --compare OLD NEW  run both, print only the tests whose verdict
                       differs (regressions first); exit 1 if one regressed
 Guest options:
-  -a, --arch A        x86_64 or arm64 (default: read from the image)
+  -a, --arch A        x86_64, arm64, s390x, ppc64le or riscv64 (default:
+                      read from the image)
       --append ARGS   add ARGS to the guest kernel command line
       --smp N         guest CPUs (default 2)
       --memory M      guest memory, MiB or with an M/G suffix (default 512M)
@@ -61,7 +64,9 @@ Guest kernel command line knobs read by the test init: perf_abi.live=1
 (copy the whole runner output to the console as it comes),
 perf_abi.paranoid=N (kernel.perf_event_paranoid; the guest sets 2).
 Environment: PERF_ABI_CACHE (downloaded kernels, initramfs; default
-~/.cache/perf-abi), QEMU_X86_64, QEMU_ARM64 (qemu binaries to use).
+~/.cache/perf-abi), QEMU_X86_64, QEMU_ARM64, QEMU_S390X, QEMU_PPC64LE,
+QEMU_RISCV64 (qemu binaries to use; the machine of each architecture is
+in tools/testing/perf_abi/vm/qemu/ARCH.conf).
 
 Exit status: 0 all passed, 1 a test failed, 4 every test skipped,
 2 bad usage or a missing dependency, 3 a kernel did not boot, panicked,
@@ -115,12 +120,9 @@ while [ $# -gt 0 ]; do
 		shift 3 ;;
 	-a|--arch)
 		guest_opt=${guest_opt:-$1}
-		[ $# -ge 2 ] || die "$1 needs x86_64 or arm64 (try --help)"
-		case $2 in
-		x86_64|amd64) arch=x86_64 ;;
-		arm64|aarch64) arch=arm64 ;;
-		*) die "unknown architecture '$2' (x86_64, arm64)" ;;
-		esac
+		[ $# -ge 2 ] || die "$1 needs an architecture (try --help)"
+		arch=$(arch_name "$2") ||
+			die "unknown architecture '$2' ($(arch_list | tr '\n' ' ' | sed 's/ $//'))"
 		shift 2 ;;
 	--append)
 		guest_opt=${guest_opt:-$1}
@@ -282,10 +284,7 @@ done
 
 arches=$(printf '%s\n' "${k_arch[@]}" | sort -u)
 for a in $arches; do
-	case $a in
-	x86_64) q=${QEMU_X86_64:-qemu-system-x86_64} qpkg=qemu-system-x86 ;;
-	arm64) q=${QEMU_ARM64:-qemu-system-aarch64} qpkg=qemu-system-arm ;;
-	esac
+	q=$(arch_qemu "$a") qpkg=$(arch_get "$a" package)
 	command -v "$q" >/dev/null 2>&1 && continue
 	[ "$q" = "${q##*/}" ] || die "$q (from \$QEMU_${a^^}) is not an executable"
 	if [ "$(dpkg-query -W -f='${db:Status-Status}' "$qpkg" 2>/dev/null)" = installed ]; then
@@ -335,10 +334,7 @@ done
 # every program (its directory's settings, else the runner's 45 s).
 limit_for() {	# ARCH
 	local a=$1 t=0 d boot
-	case $a in
-	x86_64) boot=60 ;;
-	arm64) boot=120 ;;
-	esac
+	boot=$(arch_get "$a" boot)
 	[ -n "$kvm" ] && boot=30
 	while IFS=: read -r d _; do
 		local s
@@ -395,11 +391,15 @@ say() {	# progress of several guests
 }
 
 n=${#specs[@]}
-# arm64 guests first: under -icount they take longest, and starting the
-# long ones first keeps the last slot from running alone.
+# The slowest architectures first (the largest boot allowance: arm64
+# under -icount): starting the long guests first keeps the last slot from
+# running alone.
 order=()
-for ((i = 0; i < n; i++)); do [ "${k_arch[i]}" = arm64 ] && order+=("$i"); done
-for ((i = 0; i < n; i++)); do [ "${k_arch[i]}" = arm64 ] || order+=("$i"); done
+for b in $(for a in $arches; do arch_get "$a" boot; done | sort -rnu); do
+	for ((i = 0; i < n; i++)); do
+		[ "$(arch_get "${k_arch[i]}" boot)" = "$b" ] && order+=("$i")
+	done
+done
 for i in "${order[@]}"; do
 	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do
 		wait -n || true
