@@ -475,7 +475,7 @@ compare)
 		exit 3
 	fi
 	python3 "$m/lib/ktap.py" compare "$final/${k_label[0]}.ktap" "$final/${k_label[1]}.ktap" \
-		"${k_label[0]}" "${k_label[1]}"
+		"${k_label[0]}" "${k_label[1]}" "${specs[0]}" "${specs[1]}"
 	exit $?
 	;;
 esac
