@@ -129,6 +129,11 @@ case $spec in
 */*|*' '*|'') die "bad Debian kernel name '$spec'" ;;
 esac
 read -r version flavour <<<"$(split_vf "$spec")" || true
+if [ -z "${version:-}" ]; then
+	f=$(echo "$spec" | sed -nE 's/^[0-9]+\.[0-9]+(\.[0-9]+)?(-[0-9]+(\.deb[0-9]+\.[0-9]+)?|\+deb[0-9]+(\.[0-9]+)?)?-//p')
+	[ -z "$f" ] ||
+		die "unknown Debian kernel flavour '$f' in 'debian:$spec' (${flavours// /, })"
+fi
 [ -n "${version:-}" ] && [[ $version =~ ^[0-9]+\.[0-9]+ ]] ||
 	die "'debian:$spec' is not VERSION-FLAVOUR or LINE-FLAVOUR (e.g. debian:6.1.0-47-cloud-amd64, debian:7.3.4+deb13-arm64, debian:6.12-cloud-amd64; flavours: ${flavours// /, })"
 arch=$(flavour_arch "$flavour")

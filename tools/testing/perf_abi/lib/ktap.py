@@ -507,8 +507,9 @@ def render_regression(diff, old_text, new_text, old_label, new_label,
            'tools/testing/selftests/perf_events:']
     for what, label, spec in (('last good', old_label, old_spec),
                               ('first bad', new_label, new_spec)):
-        src = ' (%s)' % spec if spec and spec != label else ''
-        out.append('  %s: %s%s' % (what, re.sub(r'-(old|new)$', '', label), src))
+        label = re.sub(r'-(old|new)$', '', label)
+        src = ' (%s)' % spec if spec and spec not in (label, 'debian:' + label) else ''
+        out.append('  %s: %s%s' % (what, label, src))
     out.append('%d test%s regressed; the first %d:' % (
         len(reg), 's' if len(reg) != 1 else '', min(first, len(reg))))
     hints = []
