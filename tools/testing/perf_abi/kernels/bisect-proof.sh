@@ -39,11 +39,15 @@ finish() {
 
 [ -f "$tarball" ] || { notok "no $tarball (tools/testing/perf_abi/deps.sh kernel)"; finish 1; }
 repo=$cache/bisect-6.12
-id=$( { stat -c '%n %s %Y' "$tarball"; cat "$0" "$patch"; } | sha256sum | cut -c1-16)
+# The history is remade when what makes it changes, not for any edit here.
+id=$( { stat -c '%n %s %Y' "$tarball"; sed -n '/^# --- history/,/^# --- end/p' "$0"; cat "$patch"; } |
+	sha256sum | cut -c1-16)
 g() { git -C "$repo" -c user.name=perf-abi -c user.email=perf-abi@localhost "$@"; }
 commit() { g add -f -A . && g commit -q -m "$1"; }
 
+mkdir -p "$cache/bisect"
 t0=$(date +%s)
+# --- history
 if [ "$(cat "$repo/.git/perf-abi-id" 2>/dev/null)" != "$id" ]; then
 	echo "bisect-proof: making the synthetic history in $repo" >&2
 	rm -rf "$repo" "$repo.tmp"
@@ -88,6 +92,7 @@ EOF
 	echo "$fault" > "$repo/.git/perf-abi-fault"
 	echo "$id" > "$repo/.git/perf-abi-id"
 fi
+# --- end
 fault=$(cat "$repo/.git/perf-abi-fault")
 good=$(g rev-list --max-parents=0 HEAD)
 g bisect reset -q >/dev/null 2>&1
@@ -109,7 +114,6 @@ fi
 
 t2=$(date +%s)
 log=$cache/bisect/proof-bisect.log
-mkdir -p "$cache/bisect"
 {
 	g bisect start HEAD "$good" &&
 	g bisect run "$m/bisect.sh" --arch "$arch" -t mmap_page:opened_disabled
