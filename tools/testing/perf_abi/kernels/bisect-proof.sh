@@ -4,8 +4,8 @@
 # make check's proof of bisect.sh: a synthetic git history made from the
 # pristine linux-source-6.12 tree, in which one commit breaks the user
 # page (mutants/04-size-zero.patch with its fault made unconditional) and
-# another breaks the build; `git bisect run bisect.sh` must name the
-# faulty commit.  Writes KTAP to OUT.
+# an earlier one breaks the build; `git bisect run bisect.sh` must skip
+# that one (exit 125) and name the faulty commit.  Writes KTAP to OUT.
 #
 #   bisect-proof.sh [--arch A] OUT
 #
@@ -50,12 +50,22 @@ t0=$(date +%s)
 # --- history
 if [ "$(cat "$repo/.git/perf-abi-id" 2>/dev/null)" != "$id" ]; then
 	echo "bisect-proof: making the synthetic history in $repo" >&2
-	rm -rf "$repo" "$repo.tmp"
-	mkdir -p "$repo.tmp"
-	tar -xJf "$tarball" -C "$repo.tmp" --strip-components=1 || { notok "cannot extract $tarball"; finish 1; }
-	mv "$repo.tmp" "$repo"
-	# Debian's tarball ends its .gitignore with /*: git add -f.
-	g init -q -b proof && commit "pristine linux-source-6.12" || { notok "git init failed"; finish 1; }
+	src=$(stat -c '%n %s %Y' "$tarball")
+	if [ "$(cat "$repo/.git/perf-abi-src" 2>/dev/null)" = "$src" ]; then
+		# Same pristine tree: new commits on its root commit, so only
+		# the files they touch get new mtimes (builds stay incremental).
+		g bisect reset -q >/dev/null 2>&1
+		g checkout -q -f -B proof "$(g rev-list --max-parents=0 HEAD)" ||
+			{ notok "cannot reset $repo"; finish 1; }
+	else
+		rm -rf "$repo" "$repo.tmp"
+		mkdir -p "$repo.tmp"
+		tar -xJf "$tarball" -C "$repo.tmp" --strip-components=1 || { notok "cannot extract $tarball"; finish 1; }
+		mv "$repo.tmp" "$repo"
+		# Debian's tarball ends its .gitignore with /*: git add -f.
+		g init -q -b proof && commit "pristine linux-source-6.12" || { notok "git init failed"; finish 1; }
+		echo "$src" > "$repo/.git/perf-abi-src"
+	fi
 	sed -i '1a /* perf_abi bisect proof: a harmless change */' "$repo/kernel/events/ring_buffer.c"
 	commit "perf: a harmless comment"
 	# The mutant, unconditional: drop its `if (perf_abi_mutant_is(...))`
@@ -80,13 +90,14 @@ while i < len(lines):
     i += 1
 print('\n'.join(out), end='')
 EOF
-	patch -s -p1 -d "$repo" < "$repo/.git/fault.patch" || { notok "the unconditional size-zero fault does not apply"; finish 1; }
-	commit "perf: userpg->size is 0 (the size-zero mutant, unconditional)"
-	fault=$(g rev-parse HEAD)
+	# Second of four candidates, so that git bisect tests it first.
 	echo '#error "perf_abi bisect proof: this commit does not build"' >> "$repo/kernel/events/ring_buffer.c"
 	commit "perf: a commit that does not build"
 	sed -i '$d' "$repo/kernel/events/ring_buffer.c"
 	commit "perf: build again"
+	patch -s -p1 -d "$repo" < "$repo/.git/fault.patch" || { notok "the unconditional size-zero fault does not apply"; finish 1; }
+	commit "perf: userpg->size is 0 (the size-zero mutant, unconditional)"
+	fault=$(g rev-parse HEAD)
 	sed -i '1a /* perf_abi bisect proof: another harmless change */' "$repo/kernel/events/ring_buffer.c"
 	commit "perf: another harmless comment"
 	echo "$fault" > "$repo/.git/perf-abi-fault"
@@ -122,6 +133,10 @@ first=$(sed -nE 's/^([0-9a-f]{40}) is the first bad commit$/\1/p' "$log")
 steps=$(grep -c '^bisect.sh: .*: \(good\|bad\|does not build\|did not boot\)' "$log")
 g bisect reset -q >/dev/null 2>&1
 grep '^bisect.sh: ' "$log" | grep -v ': building\|: booting' | sed 's/^/# /' >> "$out"
+if [ "$first" = "$fault" ] && ! grep -q ': does not build: skip' "$log"; then
+	notok "git bisect run never met the commit that does not build (log: $log)"
+	finish 1
+fi
 if [ "$first" = "$fault" ]; then
 	ok "git bisect run names the faulty commit ${fault:0:12} ($steps steps, $(( $(date +%s) - t2 ))s)"
 	finish 0
