@@ -8,6 +8,8 @@
 #                                                      the cache, print its path
 #        apt-fetch.sh [--suite S] --list ARCH REGEX    package names apt knows
 #        apt-fetch.sh [--suite S] --versions ARCH PKG  its versions, newest first
+#        apt-fetch.sh [--suite S] --show ARCH REGEX    "PKG VERSION DEPENDS" of
+#                                                      every version of those
 #        apt-fetch.sh --refresh ARCH SUITE...          refresh those lists now
 #                                                      if older than a day
 # ARCH is a Debian architecture (amd64, arm64, s390x, ppc64el, riscv64...)
@@ -39,6 +41,7 @@ while [ $# -gt 0 ]; do
 	--deb) mode=deb; shift ;;
 	--list) mode=list; shift ;;
 	--versions) mode=versions; shift ;;
+	--show) mode=show; shift ;;
 	--refresh) mode=refresh; shift ;;
 	--suite) suite=${2:-}; [ -n "$suite" ] || die "--suite needs a suite"; shift 2 ;;
 	--suite=*) suite=${1#--suite=}; shift ;;
@@ -182,6 +185,19 @@ setup "$suite"
 
 if [ "$mode" = list ]; then
 	apt-cache "${apt_opts[@]}" pkgnames | grep -E "${1:?regex}" | sort -V || true
+	exit 0
+fi
+
+if [ "$mode" = show ]; then
+	names=$(apt-cache "${apt_opts[@]}" pkgnames | grep -E "${1:?regex}" || true)
+	[ -n "$names" ] || exit 0
+	# shellcheck disable=SC2086
+	apt-cache "${apt_opts[@]}" show $names 2>/dev/null | awk '
+		/^Package:/ { p = $2 }
+		/^Version:/ { v = $2 }
+		/^Depends:/ { d = $0; sub(/^Depends: */, "", d); gsub(/ /, "", d) }
+		/^$/ { if (p != "") print p, v, (d == "" ? "-" : d); p = v = d = "" }
+		END { if (p != "") print p, v, (d == "" ? "-" : d) }'
 	exit 0
 fi
 
