@@ -25,10 +25,11 @@ VM_CHECK_OUT := $(B)/vm-check
 # of every page), ppc64le-64k and arm64-16k have other page sizes (the
 # data area, buffer sizes: mmap_page), riscv64 has its own counter reader
 # (rdpmc).
-VM_CHECK_ARCHES ?= debian:6.12-s390x=mmap_page \
-	debian:6.12-powerpc64le-64k=mmap_page \
-	debian:6.12-arm64-16k=mmap_page \
-	debian:6.12-riscv64=rdpmc
+# Exact versions the mirror serves (the lists name newer s390x ones).
+VM_CHECK_ARCHES ?= debian:6.12.113+deb13-s390x=mmap_page \
+	debian:6.12.118+deb12-powerpc64le-64k=mmap_page \
+	debian:6.12.118+deb13-arm64-16k=mmap_page \
+	debian:6.12.118+deb13-riscv64=rdpmc
 
 CHECK_STAGES += vm vm-arches
 .PHONY: check-vm check-vm-arches bench-vm
