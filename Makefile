@@ -57,22 +57,33 @@ LINK_BUILD := mkdir -p "$(B)" && { [ -L "$(TOP)/build" ] || [ ! -e "$(TOP)/build
 endif
 
 # Settings per install tree: host (this machine, dynamic), or a static
-# tree for a guest of that architecture.
+# tree for a guest of that architecture (vm/qemu/ARCH.conf): the kernel's
+# ARCH, the cross compiler prefix (= the multiarch triplet), and for a
+# foreign architecture a sysroot with its libcap from the Debian archive
+# (vm/qemu/ARCH.conf's debarch, and debsuite when the machine's own
+# release lacks that architecture).
 KARCH_host := $(if $(filter aarch64,$(shell uname -m)),arm64,x86)
-CROSS_x86_64 :=
+GUEST_ARCHES := x86_64 arm64 s390x ppc64le riscv64
 KARCH_x86_64 := x86
-CROSS_arm64 := aarch64-linux-gnu-
 KARCH_arm64 := arm64
-SYSROOT_arm64 := $(B)/sysroot-arm64
-STATIC_x86_64 := -static
-STATIC_arm64 := -static
-DEPS_x86_64 := vm
-DEPS_arm64 := vm
-LIBCAP_arm64 = -I$(SYSROOT_arm64)/usr/include \
-	-L$(SYSROOT_arm64)/usr/lib/aarch64-linux-gnu
+KARCH_s390x := s390
+KARCH_ppc64le := powerpc
+KARCH_riscv64 := riscv
+CROSS_x86_64 :=
+CROSS_arm64 := aarch64-linux-gnu-
+CROSS_s390x := s390x-linux-gnu-
+CROSS_ppc64le := powerpc64le-linux-gnu-
+CROSS_riscv64 := riscv64-linux-gnu-
+$(foreach a,$(GUEST_ARCHES),$(eval STATIC_$(a) := -static))
+$(foreach a,$(GUEST_ARCHES),$(eval DEPS_$(a) := vm))
+$(foreach a,$(filter-out x86_64,$(GUEST_ARCHES)),\
+  $(eval SYSROOT_$(a) := $(B)/sysroot-$(a))\
+  $(eval LIBCAP_$(a) = -I$$(SYSROOT_$(a))/usr/include \
+	-L$$(SYSROOT_$(a))/usr/lib/$(CROSS_$(a):-=)))
+arch_conf = $(shell sed -n 's/^$(2)[[:space:]]\{1,\}//p' "$(M)/vm/qemu/$(1).conf")
 
-.PHONY: help deps framework stage build install-host install-x86_64 \
-	install-arm64 run \
+.PHONY: help deps framework stage build install-host \
+	$(addprefix install-,$(GUEST_ARCHES)) run \
 	check unit lint clean bench mutants matrix print-build soak
 
 help:
@@ -83,7 +94,7 @@ help:
 	@echo 'make unit             crafted-page unit tests and shell tests only'
 	@echo 'make lint             checkpatch, clang-format, gcc/clang -Wall -Wextra, 6.1 harness'
 	@echo 'make install-host     kselftest install tree for this machine (build/install-host)'
-	@echo 'make install-ARCH     static install tree for a guest (x86_64, arm64)'
+	@echo 'make install-ARCH     static install tree for a guest ($(GUEST_ARCHES))'
 	@echo 'make bench            speed figures (not a pass/fail test)'
 	@echo 'make mutants          the mutant-kernel kill matrix'
 	@echo 'make soak             the suite N times, idle and under stress-ng; verdict flips'
@@ -112,11 +123,14 @@ build: stage
 	@mkdir -p "$(HOSTOUT)"
 	@$(MAKE) --no-print-directory -C "$(STAGE)" OUTPUT="$(HOSTOUT)"
 
-$(SYSROOT_arm64)/.done:
-	@"$(M)/lib/apt-fetch.sh" arm64 "$(SYSROOT_arm64)" libcap-dev libcap2
+$(B)/sysroot-%/.done:
+	@rm -rf "$(B)/sysroot-$*"
+	@"$(M)/lib/apt-fetch.sh" \
+		$(addprefix --suite ,$(call arch_conf,$*,debsuite)) \
+		$(call arch_conf,$*,debarch) "$(B)/sysroot-$*" libcap-dev libcap2
 	@touch "$@"
 
-install-host install-x86_64 install-arm64: install-%: stage
+install-host $(addprefix install-,$(GUEST_ARCHES)): install-%: stage
 	@$(if $(DEPS_$*),"$(M)/deps.sh" $(DEPS_$*))
 	@$(if $(SYSROOT_$*),$(MAKE) --no-print-directory "$(SYSROOT_$*)/.done")
 	@rm -rf "$(B)/install-$*.tmp" "$(B)/obj-$*"

@@ -15,6 +15,8 @@ m=$top/tools/testing/perf_abi
 . "$m/lib/tests.sh"
 # shellcheck source=tools/testing/perf_abi/lib/output.sh
 . "$m/lib/output.sh"
+# shellcheck source=tools/testing/perf_abi/lib/arch.sh
+. "$m/lib/arch.sh"
 
 usage() {
 	cat <<'USAGE'
@@ -47,14 +49,15 @@ kernels under qemu (software emulation) and run them there.
                       and log lines, skips with their reason)
   -h, --help          show this help
 
-Kernels (SPEC: an image file -- bzImage, vmlinuz, arm64 Image, gzip'd or
-not; debian:VERSION-FLAVOUR, e.g. debian:5.10.0-43-cloud-amd64,
-debian:7.3.4+deb13-arm64, fetched with apt-get download from bullseye,
-bookworm, trixie, trixie-backports or sid and cached in $PERF_ABI_CACHE;
-debian:LINE-FLAVOUR, e.g. debian:6.12-cloud-amd64, the newest of that
-line; tree:PATH, a kernel source tree built out of tree for --arch from
-tinyconfig + config + kernels/tiny-ARCH.config.  Reports name a kernel
-by the release string in its image):
+Kernels (SPEC: an image file -- bzImage, vmlinuz, arm64 or riscv64 Image,
+s390x image, ppc64le ELF vmlinux, gzip'd or not; debian:VERSION-FLAVOUR,
+e.g. debian:5.10.0-43-cloud-amd64, debian:7.3.4+deb13-arm64, fetched with
+apt-get download from bullseye, bookworm, trixie, trixie-backports or sid
+and cached in $PERF_ABI_CACHE; debian:LINE-FLAVOUR, e.g.
+debian:6.12-cloud-amd64, the newest of that line; tree:PATH, a kernel
+source tree built out of tree for --arch from tinyconfig + config +
+kernels/tiny-ARCH.config.  Reports name a kernel by the release string in
+its image):
   -k, --kernel SPEC   boot SPEC and run the suite in it
   -m, --matrix [FILE] run every SPEC listed in FILE (one a line, # comments;
                       default tools/testing/perf_abi/kernels/matrix.list),
@@ -65,7 +68,8 @@ by the release string in its image):
                       newest first, with their suite (PATTERN: a regex
                       on VERSION-FLAVOUR, e.g. cloud-amd64)
 Guest options:
-  -a, --arch A        x86_64 or arm64 (default: read from the image)
+  -a, --arch A        x86_64, arm64, s390x, ppc64le or riscv64 (default:
+                      read from the image)
       --append ARGS   add ARGS to the guest kernel command line
       --smp N         guest CPUs (default 2)
       --memory M      guest memory, MiB or with an M/G suffix (default 512M)
@@ -88,7 +92,9 @@ Guest kernel command line knobs read by the test init: perf_abi.live=1
 perf_abi.sysctl=NAME=VALUE and perf_abi.user=UID (what --sysctl and
 --user pass), perf_abi.paranoid=N (kernel.perf_event_paranoid).
 Environment: PERF_ABI_CACHE (downloaded kernels, initramfs; default
-~/.cache/perf-abi), QEMU_X86_64, QEMU_ARM64 (qemu binaries to use).
+~/.cache/perf-abi), QEMU_X86_64, QEMU_ARM64, QEMU_S390X, QEMU_PPC64LE,
+QEMU_RISCV64 (qemu binaries to use; the machine of each architecture is
+in tools/testing/perf_abi/vm/qemu/ARCH.conf).
 
 Exit status: 0 all passed, 1 a test failed (or, with --repeat, a verdict
 changed), 4 every test skipped -- these three as kselftest's runner;
@@ -276,12 +282,9 @@ while [ $# -gt 0 ]; do
 		shift 3 ;;
 	-a|--arch)
 		guest_opt=${guest_opt:-$1}
-		[ $# -ge 2 ] || die "$1 needs x86_64 or arm64 (try --help)"
-		case $2 in
-		x86_64|amd64) arch=x86_64 ;;
-		arm64|aarch64) arch=arm64 ;;
-		*) die "unknown architecture '$2' (x86_64, arm64)" ;;
-		esac
+		[ $# -ge 2 ] || die "$1 needs an architecture (try --help)"
+		arch=$(arch_name "$2") ||
+			die "unknown architecture '$2' ($(arch_list | tr '\n' ' ' | sed 's/ $//'))"
 		shift 2 ;;
 	--append)
 		guest_opt=${guest_opt:-$1}
@@ -676,10 +679,7 @@ done
 
 arches=$(printf '%s\n' "${k_arch[@]}" | sort -u)
 for a in $arches; do
-	case $a in
-	x86_64) q=${QEMU_X86_64:-qemu-system-x86_64} qpkg=qemu-system-x86 ;;
-	arm64) q=${QEMU_ARM64:-qemu-system-aarch64} qpkg=qemu-system-arm ;;
-	esac
+	q=$(arch_qemu "$a") qpkg=$(arch_get "$a" package)
 	command -v "$q" >/dev/null 2>&1 && continue
 	[ "$q" = "${q##*/}" ] || die "$q (from \$QEMU_${a^^}) is not an executable"
 	if [ "$(dpkg-query -W -f='${db:Status-Status}' "$qpkg" 2>/dev/null)" = installed ]; then
@@ -742,10 +742,7 @@ done
 # every program (its directory's settings, else the runner's 45 s).
 limit_for() {	# ARCH
 	local a=$1 t=0 d boot
-	case $a in
-	x86_64) boot=60 ;;
-	arm64) boot=120 ;;
-	esac
+	boot=$(arch_get "$a" boot)
 	[ -n "$kvm" ] && boot=30
 	while IFS=: read -r d _; do
 		local s
@@ -837,11 +834,15 @@ save_partial() {
 	out_publish "$work/out" "$final"
 }
 
-# arm64 guests first: under -icount they take longest, and starting the
-# long ones first keeps the last slot from running alone.
+# The slowest architectures first (the largest boot allowance: arm64
+# under -icount): starting the long guests first keeps the last slot from
+# running alone.
 order=()
-for ((i = 0; i < n; i++)); do [ "${k_arch[i]}" = arm64 ] && order+=("$i"); done
-for ((i = 0; i < n; i++)); do [ "${k_arch[i]}" = arm64 ] || order+=("$i"); done
+for b in $(for a in $arches; do arch_get "$a" boot; done | sort -rnu); do
+	for ((i = 0; i < n; i++)); do
+		[ "$(arch_get "${k_arch[i]}" boot)" = "$b" ] && order+=("$i")
+	done
+done
 for ((r = 1; r <= repeat; r++)); do
 	for i in "${order[@]}"; do
 		while [ "$(jobs -rp | wc -l)" -ge "$((jobs + extra))" ]; do

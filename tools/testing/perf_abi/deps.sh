@@ -21,8 +21,12 @@ fi
 pkgs_suite="build-essential clang libcap-dev linux-libc-dev perl python3
 	xz-utils rsync"
 pkgs_build="$pkgs_suite linux-source-6.12"
-pkgs_vm="qemu-system-x86 qemu-system-arm busybox-static cpio file
-	gcc-aarch64-linux-gnu libc6-dev-arm64-cross dpkg-dev zstd"
+pkgs_vm="qemu-system-x86 qemu-system-arm qemu-system-misc qemu-system-ppc
+	busybox-static cpio file dpkg-dev zstd
+	gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+	gcc-s390x-linux-gnu libc6-dev-s390x-cross
+	gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross
+	gcc-riscv64-linux-gnu libc6-dev-riscv64-cross"
 pkgs_kernel="flex bison bc libelf-dev libssl-dev kmod gcc-aarch64-linux-gnu"
 pkgs_cross="gcc-s390x-linux-gnu libc6-dev-s390x-cross qemu-user-static"
 pkgs_soak="stress-ng"

@@ -29,7 +29,7 @@ fetch=$here/../lib/apt-fetch.sh
 cache=${PERF_ABI_CACHE:-$HOME/.cache/perf-abi}
 suites="bullseye bookworm trixie trixie-backports sid"
 # longest first: a flavour may end in another one
-flavours="cloud-amd64 rt-amd64 amd64 cloud-arm64 rt-arm64 arm64-16k arm64"
+flavours="cloud-amd64 rt-amd64 amd64 cloud-arm64 rt-arm64 arm64-16k arm64 powerpc64le-64k powerpc64le s390x riscv64"
 
 die() {
 	echo "debian.sh: $*" >&2
@@ -40,6 +40,9 @@ flavour_arch() {
 	case $1 in
 	*amd64) echo x86_64 ;;
 	*arm64|*arm64-16k) echo arm64 ;;
+	s390x) echo s390x ;;
+	powerpc64le|powerpc64le-64k) echo ppc64le ;;
+	riscv64) echo riscv64 ;;
 	*) return 1 ;;
 	esac
 }
@@ -47,6 +50,7 @@ flavour_arch() {
 deb_arch() {
 	case $1 in
 	x86_64) echo amd64 ;;
+	ppc64le) echo ppc64el ;;
 	*) echo "$1" ;;
 	esac
 }
@@ -66,15 +70,24 @@ index() {
 		fi
 	done
 	if [ -n "$stale" ]; then
+		# s390x, ppc64el, riscv64: no signed kernels, so no -unsigned
+		# package; linux-image-VF holds /boot/vmlinu[xz]-VF itself
+		local kre="$da(-16k)?" plain=
+		case $da in
+		ppc64el) kre='powerpc64le(-64k)?' plain=1 ;;
+		s390x|riscv64) plain=1 ;;
+		esac
 		for s in $suites; do
 			[ -f "$cache/apt/$s-$da/stamp" ] || continue
 			"$fetch" --suite "$s" --show "$da" \
-				"^linux-(image|binary)-[0-9].*-$da(-16k)?(-unsigned)?\$" 2>/dev/null |
-				awk -v s="$s" '
+				"^linux-(image|binary)-[0-9].*-$kre(-unsigned)?\$" 2>/dev/null |
+				awk -v s="$s" -v plain="$plain" '
 				$1 ~ /-unsigned$/ { vf = $1; sub(/^linux-image-/, "", vf)
 					sub(/-unsigned$/, "", vf); print vf, $2, s, $1; next }
 				$1 ~ /^linux-image-/ { vf = $1; sub(/^linux-image-/, "", vf)
 					if (index($3, "linux-binary-" vf "(") || index($3, "linux-binary-" vf ","))
+						print vf, $2, s, $1
+					else if (plain && $3 !~ /linux-binary-/)
 						print vf, $2, s, $1 }'
 		done | sort -k2,2rV -k1,1rV -u > "$idx.$$"
 		mv -f "$idx.$$" "$idx"
@@ -170,10 +183,11 @@ fi
 unpack() {
 	local pkg=$1 pv=$2 s=$3 vf=$4 dir=$5 deb bin
 	deb=$("$fetch" --suite "$s" --deb "$(deb_arch "$arch")" "$pkg=$pv" 2>/dev/null) || return 1
-	if dpkg-deb -c "$deb" 2>/dev/null | grep -q " \./boot/vmlinuz-"; then
-		dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$dir" --wildcards './boot/vmlinuz-*' './boot/config-*' 2>/dev/null ||
+	if dpkg-deb -c "$deb" 2>/dev/null | grep -qE " \./boot/vmlinu[xz]-"; then
+		dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$dir" --wildcards './boot/vmlinu[xz]-*' './boot/config-*' 2>/dev/null ||
 			dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$dir" ./boot || return 1
-		mv "$dir"/boot/vmlinuz-* "$dir/vmlinuz"
+		# ppc64el and riscv64 name it vmlinux (an ELF, an Image)
+		mv "$dir"/boot/vmlinu[xz]-* "$dir/vmlinuz"
 		mv "$dir"/boot/config-* "$dir/config" 2>/dev/null || true
 		rm -rf "${dir:?}/boot"
 	else

@@ -5,15 +5,16 @@
 #
 #   image.sh SPEC [ARCH]   print "ARCH LABEL PATH"
 #
-# SPEC is a kernel image file (x86 bzImage, arm64 Image; either may be
+# SPEC is a kernel image file (x86 bzImage, arm64 Image, riscv64 Image,
+# s390x image (Debian's vmlinuz), ppc64le ELF vmlinux; any of them may be
 # gzip-compressed; arm64 EFI zboot images are unpacked),
 # debian:VERSION-FLAVOUR or debian:LINE-FLAVOUR (kernels/debian.sh), or
 # tree:PATH, a kernel source tree built for ARCH (default x86_64) by
-# kernels/build.sh.  ARCH (x86_64, arm64) is checked against the image
-# when given, else inferred from it.  LABEL names the kernel in reports:
-# the kernel's own release string, read from the image (the bzImage
-# header's kernel_version, the arm64 Image's "Linux version" banner),
-# else the file name.  Unpacked images are cached in
+# kernels/build.sh.  ARCH (one of vm/qemu/*.conf, or an alias) is checked
+# against the image when given, else inferred from it.  LABEL names the
+# kernel in reports: the kernel's own release string, read from the image
+# (the bzImage header's kernel_version, the arm64 Image's "Linux version"
+# banner), else the file name.  Unpacked images are cached in
 # $PERF_ABI_CACHE/kernels/unpacked/.  Exit 2 with one line on stderr when
 # SPEC is not a kernel image of a supported architecture.
 set -eu
@@ -28,12 +29,11 @@ die() {
 
 spec=${1:?usage: image.sh SPEC [ARCH]}
 want=${2:-}
-case $want in
-''|x86_64|arm64) ;;
-amd64) want=x86_64 ;;
-aarch64) want=arm64 ;;
-*) die "unknown architecture '$want' (x86_64, arm64)" ;;
-esac
+. "$here/../lib/arch.sh"
+if [ -n "$want" ]; then
+	want=$(arch_name "$want") ||
+		die "unknown architecture '$2' ($(arch_list | tr '\n' ' ' | sed 's/ $//'))"
+fi
 
 bytes() {	# FILE OFFSET COUNT -> hex
 	od -An -tx1 -v -j "$2" -N "$3" "$1" | tr -d ' \n'
@@ -45,7 +45,8 @@ le32() {	# FILE OFFSET -> decimal
 	echo $((16#${h:6:2}${h:4:2}${h:2:2}${h:0:2}))
 }
 
-# FILE -> x86_64 | arm64, or a reason on stdout and status 1
+# FILE -> x86_64 | arm64 | riscv64 | s390x | ppc64le, or a reason on
+# stdout and status 1
 identify() {
 	local f=$1
 	if [ "$(bytes "$f" 514 4)" = 48647253 ]; then		# "HdrS"
@@ -61,13 +62,37 @@ identify() {
 		echo arm64
 		return 0
 	fi
+	# Documentation/arch/riscv/boot-image-header.rst: magic2 at 56 (it
+	# does not tell rv32 from rv64; Debian ships rv64 only)
+	if [ "$(bytes "$f" 56 4)" = 52534305 ]; then		# "RSC\x05"
+		echo riscv64
+		return 0
+	fi
+	# arch/s390/boot/ipl_data.c: after the IPL PSW, two CCWs that read
+	# the rest of the image, then 0x40 fill ("what file(1) detects")
+	if [ "$(bytes "$f" 8 17)" = 0200001860000050020000686000005040 ]; then
+		echo s390x
+		return 0
+	fi
 	if [ "$(bytes "$f" 36 4)" = 18286f01 ]; then
 		echo "a 32-bit ARM zImage"
 		return 1
 	fi
-	case $(bytes "$f" 0 4) in
-	7f454c46) echo "an ELF file, not a kernel boot image (use bzImage or Image)"; return 1 ;;
-	esac
+	if [ "$(bytes "$f" 0 4)" = 7f454c46 ]; then
+		# ELF: class (4), data (5), e_machine (18, in that byte order)
+		local cls data mach
+		cls=$(bytes "$f" 4 1) data=$(bytes "$f" 5 1) mach=$(bytes "$f" 18 2)
+		if [ "$cls" = 02 ] && [ "$data" = 01 ] && [ "$mach" = 1500 ]; then
+			echo ppc64le	# EM_PPC64, little-endian: a vmlinux SLOF loads
+			return 0
+		fi
+		if [ "$cls" = 02 ] && [ "$data" = 02 ] && [ "$mach" = 0015 ]; then
+			echo "a big-endian ppc64 ELF kernel (only ppc64le guests run here)"
+			return 1
+		fi
+		echo "an ELF file, not a kernel boot image (ELF only for ppc64le; use bzImage or Image)"
+		return 1
+	fi
 	echo "not a kernel image"
 	return 1
 }
@@ -102,7 +127,7 @@ release() {
 		off=$((16#${off:2:2}${off:0:2}))
 		[ "$off" -gt 0 ] &&
 			r=$(tail -c +$((off + 512 + 1)) "$f" | head -c 256 | tr '\0' '\n' | head -n 1 | cut -d' ' -f1) ;;
-	arm64)
+	arm64|riscv64|ppc64le)	# uncompressed: the banner is there
 		r=$(grep -a -o -m 1 'Linux version [0-9][^ ]*' "$f" | head -n 1 | cut -d' ' -f3) ;;
 	esac
 	r=$(printf '%s' "$r" | tr -c 'A-Za-z0-9._+-' _)

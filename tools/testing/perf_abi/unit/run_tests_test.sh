@@ -28,6 +28,20 @@ printf '\001' | dd of="$tmp/bzImage" bs=1 seek=566 conv=notrunc status=none
 head -c 4096 /dev/zero > "$tmp/Image"
 printf 'ARMd' | dd of="$tmp/Image" bs=1 seek=56 conv=notrunc status=none
 gzip -c "$tmp/Image" > "$tmp/Image.gz"
+# A fake riscv64 Image ("RSC\x05" at 0x38), s390x image (two IPL CCWs at
+# 8, then 0x40 fill) and ppc64 ELF vmlinux headers, little- and big-endian
+# (ELFCLASS64, EI_DATA, e_machine EM_PPC64 = 21).
+head -c 4096 /dev/zero > "$tmp/rvImage"
+printf 'RSC\005' | dd of="$tmp/rvImage" bs=1 seek=56 conv=notrunc status=none
+head -c 4096 /dev/zero > "$tmp/s390image"
+printf '\002\000\000\030\140\000\000\120\002\000\000\150\140\000\000\120\100' |
+	dd of="$tmp/s390image" bs=1 seek=8 conv=notrunc status=none
+head -c 4096 /dev/zero > "$tmp/vmlinux-le"
+printf '\177ELF\002\001\001' | dd of="$tmp/vmlinux-le" bs=1 conv=notrunc status=none
+printf '\025\000' | dd of="$tmp/vmlinux-le" bs=1 seek=18 conv=notrunc status=none
+head -c 4096 /dev/zero > "$tmp/vmlinux-be"
+printf '\177ELF\002\002\001' | dd of="$tmp/vmlinux-be" bs=1 conv=notrunc status=none
+printf '\000\025' | dd of="$tmp/vmlinux-be" bs=1 seek=18 conv=notrunc status=none
 echo 'not a kernel' > "$tmp/notakernel"
 printf 'garbage\037\213' > "$tmp/bad.gz"
 mkdir "$tmp/matrix.d" "$tmp/foreign"
@@ -62,6 +76,10 @@ add elf-not-image 'ELF file, not a kernel boot image' --kernel /bin/true -o @OUT
 add x86-image-as-arm64 'is an x86_64 kernel, not arm64' --kernel "$tmp/bzImage" --arch arm64 -o @OUT
 add arm64-image-as-x86 'is an arm64 kernel, not x86_64' --kernel "$tmp/Image" --arch x86_64 -o @OUT
 add arm64-gzip-as-x86 'is an arm64 kernel, not x86_64' --kernel "$tmp/Image.gz" --arch x86_64 -o @OUT
+add riscv64-image-as-arm64 'is an riscv64 kernel, not arm64' --kernel "$tmp/rvImage" --arch arm64 -o @OUT
+add s390x-image-as-x86 'is an s390x kernel, not x86_64' --kernel "$tmp/s390image" --arch amd64 -o @OUT
+add ppc64le-elf-as-riscv 'is an ppc64le kernel, not riscv64' --kernel "$tmp/vmlinux-le" --arch riscv64 -o @OUT
+add ppc64-big-endian-elf 'big-endian ppc64 ELF kernel' --kernel "$tmp/vmlinux-be" -o @OUT
 add debian-other-arch 'is an arm64 kernel, not x86_64' --kernel debian:6.12.118+deb12-arm64 --arch x86_64 -o @OUT
 add unknown-debian-version "unknown Debian kernel.*versions apt knows: .*6\\.1\\.0-" --kernel debian:6.1.0-999-cloud-amd64 -o @OUT
 add unknown-debian-flavour 'unknown Debian kernel flavour' --kernel debian:6.1.0-47-sparc64 -o @OUT
@@ -70,7 +88,8 @@ add unknown-debian-line "unknown Debian kernel line.*5\\.10" --kernel debian:4.1
 add tree-missing 'no such kernel tree' --kernel "tree:$tmp/no-such-tree" -o @OUT
 add tree-not-a-kernel 'is not a kernel source tree' --kernel "tree:$tmp/matrix.d" -o @OUT
 add list-kernels-two 'takes one PATTERN at most' --list-kernels a b
-add unknown-arch "unknown architecture 'mips'" --kernel "$tmp/bzImage" --arch mips -o @OUT
+add unknown-arch "unknown architecture 'mips' \\(arm64 ppc64le riscv64 s390x x86_64\\)" --kernel "$tmp/bzImage" --arch mips -o @OUT
+add qemu-missing-s390x 'qemu-system-s390x not found' ENV:PATH="$tmp/bin" --kernel "$tmp/s390image" -o @OUT
 add qemu-missing 'qemu-system-x86_64 not found' ENV:PATH="$tmp/bin" --kernel "$tmp/bzImage" -o @OUT
 add qemu-override-missing 'is not an executable' ENV:QEMU_ARM64=/nonexistent/qemu --kernel "$tmp/Image" -o @OUT
 add matrix-missing 'no such matrix file' --matrix "$tmp/no-such.list" -o @OUT

@@ -20,9 +20,9 @@
 # Exit 2 when qemu is missing or did not start (it failed and wrote no
 # console).
 #
-# TCG (software emulation) unless --kvm.  arm64 runs -M virt -cpu max
-# -icount shift=0 (sleep=off), which gives the guest a PMU it can count
-# with.
+# TCG (software emulation) unless --kvm.  The machine and console of
+# each ARCH are in vm/qemu/ARCH.conf (arm64 runs -M virt -cpu max -icount
+# shift=0, which gives the guest a PMU it can count with).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -43,32 +43,17 @@ done
 [ $# = 4 ] || { echo "usage: boot.sh [OPTIONS] ARCH KERNEL INITRD PREFIX" >&2; exit 2; }
 arch=$1 kernel=$2 initrd=$3 prefix=$4
 
-case $arch in
-x86_64)
-	qemu=${QEMU_X86_64:-qemu-system-x86_64}
-	machine=(-M pc)
-	if [ -n "$kvm" ]; then
-		machine+=(-accel kvm -cpu host)
-	else
-		# One thread for all vCPUs: multi-threaded TCG races the
-		# kernel's live code patching (text_poke_bp, the static keys
-		# that perf events flip) and the guest oopses in int3 or hangs.
-		machine+=(-accel tcg,thread=single -cpu max)
-	fi
-	console=ttyS0 ;;
-arm64)
-	qemu=${QEMU_ARM64:-qemu-system-aarch64}
-	if [ -n "$kvm" ]; then
-		machine=(-M virt -accel kvm -cpu host)
-	else
-		# sleep=off: an idle guest skips ahead to its next timer
-		machine=(-M virt -accel tcg -cpu max -icount shift=0,sleep=off)
-	fi
-	console=ttyAMA0 ;;
-*)
-	echo "boot.sh: unknown architecture '$arch'" >&2
-	exit 2 ;;
-esac
+. "$(dirname "$0")/../lib/arch.sh"
+arch_get "$arch" qemu >/dev/null || {
+	echo "boot.sh: unknown architecture '$arch' ($(arch_list | tr '\n' ' ' | sed 's/ $//'))" >&2
+	exit 2
+}
+qemu=$(arch_qemu "$arch")
+# The machine (vm/qemu/ARCH.conf): word-split on purpose.
+accel=tcg
+[ -z "$kvm" ] || accel=kvm
+read -r -a machine <<<"$(arch_get "$arch" "$accel")"
+console=$(arch_get "$arch" console)
 command -v "$qemu" >/dev/null || { echo "boot.sh: $qemu not found" >&2; exit 2; }
 
 log=$prefix.console

@@ -5,10 +5,12 @@
 #
 #   initramfs.sh ARCH SUITE   print the path of the cpio archive
 #
-# ARCH is x86_64 or arm64; SUITE a kselftest install tree (run_kselftest.sh,
-# kselftest/, the test directories) built statically for ARCH.  The archive
-# holds busybox-static of ARCH (the host's own when it is the same
-# architecture, else fetched with lib/apt-fetch.sh), vm/init, a GNU-style
+# ARCH is one of vm/qemu/*.conf (x86_64, arm64, s390x, ppc64le, riscv64);
+# SUITE a kselftest install tree (run_kselftest.sh, kselftest/, the test
+# directories) built statically for ARCH.  The archive holds busybox-static
+# of ARCH (the host's own when it is the same architecture, else fetched
+# with lib/apt-fetch.sh from the conf's debsuite, default the machine's
+# own Debian release), vm/init, a GNU-style
 # /usr/bin/timeout and SUITE in /kselftest: nothing from the host's root
 # filesystem.  It is cached in $PERF_ABI_CACHE/initramfs/ under a hash of
 # all those inputs, so it is rebuilt only when one of them changes.
@@ -24,11 +26,11 @@ die() {
 
 arch=${1:?usage: initramfs.sh ARCH SUITE}
 suite=${2:?usage: initramfs.sh ARCH SUITE}
-case $arch in
-x86_64) debarch=amd64 elf='x86-64' ;;
-arm64) debarch=arm64 elf='ARM aarch64' ;;
-*) die "unknown architecture '$arch'" ;;
-esac
+. "$here/../lib/arch.sh"
+debarch=$(arch_get "$arch" debarch) ||
+	die "unknown architecture '$arch' ($(arch_list | tr '\n' ' ' | sed 's/ $//'))"
+elf=$(arch_get "$arch" elf)
+debsuite=$(arch_get "$arch" debsuite || true)
 [ -x "$suite/run_kselftest.sh" ] || die "$suite is not a kselftest install tree (no run_kselftest.sh)"
 suite=$(cd "$suite" && pwd)
 
@@ -44,25 +46,26 @@ else
 	mkdir -p "$cache"
 	exec 9>"$bbdir.lock"
 	flock 9
-	if [ ! -x "$bbdir/bin/busybox" ]; then
+	# bookworm's package has bin/busybox, trixie's (merged /usr) usr/bin/busybox
+	if [ ! -x "$bbdir/bin/busybox" ] && [ ! -x "$bbdir/usr/bin/busybox" ]; then
 		rm -rf "$bbdir.tmp"
-		"$(dirname "$here")/lib/apt-fetch.sh" "$debarch" "$bbdir.tmp" busybox-static >/dev/null ||
-			die "cannot fetch busybox-static for $debarch"
+		"$(dirname "$here")/lib/apt-fetch.sh" ${debsuite:+--suite "$debsuite"} \
+			"$debarch" "$bbdir.tmp" busybox-static >/dev/null ||
+			die "cannot fetch busybox-static for $debarch${debsuite:+ from $debsuite}"
 		rm -rf "$bbdir" && mv "$bbdir.tmp" "$bbdir"
 	fi
 	exec 9>&-
 	bb=$bbdir/bin/busybox
+	[ -x "$bb" ] || bb=$bbdir/usr/bin/busybox
 fi
-file -L "$bb" | grep -q "$elf.*statically linked" || die "$bb is not a static $arch busybox"
+file -L "$bb" | grep -qE "($elf).*statically linked" || die "$bb is not a static $arch busybox"
 
 # Statically linked test programs of ARCH only: the guest has no libc.
 while IFS= read -r -d '' f; do
 	desc=$(file -L "$f")
 	case $desc in *ELF*) ;; *) continue ;; esac
-	case $desc in
-	*"$elf"*) ;;
-	*) die "$f is not an $arch program ($(echo "${desc#*: }" | cut -d, -f1-2))" ;;
-	esac
+	grep -qE "$elf" <<<"$desc" ||
+		die "$f is not an $arch program ($(echo "${desc#*: }" | cut -d, -f1-2))"
 	case $desc in
 	*'dynamically linked'*)
 		die "$f is dynamically linked; the guest has no shared libraries (build it static, as make install-$arch does)" ;;

@@ -514,6 +514,46 @@ static inline uint64_t up_hw_cycles(void)
 	asm volatile("isb; mrs %0, cntvct_el0" : "=r"(v) : : "memory");
 	return v;
 }
+#elif defined(__riscv) && __riscv_xlen == 64
+#define UP_HAVE_HW_READ 1
+#define UP_TRAP_SIGNAL SIGILL /* scounteren bit clear: illegal instruction */
+/* clang-format off */
+#define UP_CSRR(n, v)							\
+	case n:								\
+		asm volatile("csrr %0, %1"				\
+			     : "=r"(v) : "i"(0xc00 + (n)) : "memory");	\
+		break
+
+/*
+ * CSR cycle (0xc00) + counter: riscv_pmu.c riscv_pmu_event_idx() gives the
+ * counter's CSR number - 0xc00, plus 1 (instret 0xc02, hpmcounter3..31).
+ */
+static inline uint64_t up_hw_counter(uint32_t counter)
+{
+	uint64_t v = 0;
+
+	switch (counter) {
+	UP_CSRR(0, v); UP_CSRR(1, v); UP_CSRR(2, v); UP_CSRR(3, v);
+	UP_CSRR(4, v); UP_CSRR(5, v); UP_CSRR(6, v); UP_CSRR(7, v);
+	UP_CSRR(8, v); UP_CSRR(9, v); UP_CSRR(10, v); UP_CSRR(11, v);
+	UP_CSRR(12, v); UP_CSRR(13, v); UP_CSRR(14, v); UP_CSRR(15, v);
+	UP_CSRR(16, v); UP_CSRR(17, v); UP_CSRR(18, v); UP_CSRR(19, v);
+	UP_CSRR(20, v); UP_CSRR(21, v); UP_CSRR(22, v); UP_CSRR(23, v);
+	UP_CSRR(24, v); UP_CSRR(25, v); UP_CSRR(26, v); UP_CSRR(27, v);
+	UP_CSRR(28, v); UP_CSRR(29, v); UP_CSRR(30, v); UP_CSRR(31, v);
+		/* clang-format on */
+	}
+	return v;
+}
+
+/* the time CSR: the clock of sched_clock, which the page's time_* convert */
+static inline uint64_t up_hw_cycles(void)
+{
+	uint64_t v;
+
+	asm volatile("csrr %0, time" : "=r"(v) : : "memory");
+	return v;
+}
 #else
 /* --- no leaf: the page is read, the count comes from read() -------------- */
 #define UP_HAVE_HW_READ 0
