@@ -20,6 +20,7 @@ Usage: ./run_tests.sh [OPTIONS]
        ./run_tests.sh --kernel SPEC [--arch A] [GUEST OPTIONS] [OPTIONS]
        ./run_tests.sh --matrix [FILE] [GUEST OPTIONS] [--output DIR]
        ./run_tests.sh --compare OLD_SPEC NEW_SPEC [GUEST OPTIONS] [--output DIR]
+       ./run_tests.sh --list-kernels [PATTERN]
 Run the perf_events user-page ABI selftests on the running kernel, or boot
 kernels under qemu (software emulation) and run them there.
 
@@ -30,9 +31,13 @@ kernels under qemu (software emulation) and run them there.
   -h, --help          show this help
 
 Kernels (SPEC: an image file -- bzImage, vmlinuz, arm64 Image, gzip'd or
-not -- or debian:VERSION-FLAVOUR, e.g. debian:6.1.0-47-cloud-amd64,
-debian:6.12.118+deb12-arm64: that linux-image-...-unsigned package is
-fetched with apt-get download and cached in $PERF_ABI_CACHE):
+not; debian:VERSION-FLAVOUR, e.g. debian:5.10.0-43-cloud-amd64,
+debian:7.3.4+deb13-arm64, fetched with apt-get download from bullseye,
+bookworm, trixie, trixie-backports or sid and cached in $PERF_ABI_CACHE;
+debian:LINE-FLAVOUR, e.g. debian:6.12-cloud-amd64, the newest of that
+line; tree:PATH, a kernel source tree built out of tree for --arch from
+tinyconfig + config + kernels/tiny-ARCH.config.  Reports name a kernel
+by the release string in its image):
   -k, --kernel SPEC   boot SPEC and run the suite in it; writes
                       DIR/<label>.ktap, <label>.console and summary.json
   -m, --matrix [FILE] run every SPEC listed in FILE (one a line, # comments;
@@ -40,6 +45,9 @@ fetched with apt-get download and cached in $PERF_ABI_CACHE):
                       --jobs at a time, and print a kernel x program table
       --compare OLD NEW  run both, print only the tests whose verdict
                       differs (regressions first); exit 1 if one regressed
+      --list-kernels [PATTERN]  the Debian kernels apt knows, by line,
+                      newest first, with their suite (PATTERN: a regex
+                      on VERSION-FLAVOUR, e.g. cloud-amd64)
 Guest options:
   -a, --arch A        x86_64 or arm64 (default: read from the image)
       --append ARGS   add ARGS to the guest kernel command line
@@ -176,6 +184,9 @@ while [ $# -gt 0 ]; do
 		[ $# -ge 2 ] && [ -n "$2" ] || die "$1 needs a directory (try --help)"
 		outdir=$2
 		shift 2 ;;
+	--list-kernels)
+		[ $# -le 2 ] || die "$1 takes one PATTERN at most"
+		exec "$m/kernels/debian.sh" --lines "${2:-.}" ;;
 	-h|--help)
 		usage
 		exit 0 ;;
@@ -464,7 +475,7 @@ compare)
 		exit 3
 	fi
 	python3 "$m/lib/ktap.py" compare "$final/${k_label[0]}.ktap" "$final/${k_label[1]}.ktap" \
-		"${k_label[0]}" "${k_label[1]}"
+		"${k_label[0]}" "${k_label[1]}" "${specs[0]}" "${specs[1]}"
 	exit $?
 	;;
 esac

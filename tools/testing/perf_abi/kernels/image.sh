@@ -6,10 +6,14 @@
 #   image.sh SPEC [ARCH]   print "ARCH LABEL PATH"
 #
 # SPEC is a kernel image file (x86 bzImage, arm64 Image; either may be
-# gzip-compressed; arm64 EFI zboot images are unpacked) or
-# debian:VERSION-FLAVOUR (kernels/debian.sh).  ARCH (x86_64, arm64) is
-# checked against the image when given, else inferred from it.  LABEL
-# names the kernel in reports.  Unpacked images are cached in
+# gzip-compressed; arm64 EFI zboot images are unpacked),
+# debian:VERSION-FLAVOUR or debian:LINE-FLAVOUR (kernels/debian.sh), or
+# tree:PATH, a kernel source tree built for ARCH (default x86_64) by
+# kernels/build.sh.  ARCH (x86_64, arm64) is checked against the image
+# when given, else inferred from it.  LABEL names the kernel in reports:
+# the kernel's own release string, read from the image (the bzImage
+# header's kernel_version, the arm64 Image's "Linux version" banner),
+# else the file name.  Unpacked images are cached in
 # $PERF_ABI_CACHE/kernels/unpacked/.  Exit 2 with one line on stderr when
 # SPEC is not a kernel image of a supported architecture.
 set -eu
@@ -89,12 +93,35 @@ unpacked() {	# FILE HOW -> cached decompressed copy
 	echo "$out"
 }
 
+# FILE ARCH -> the kernel release the image carries, or nothing
+release() {
+	local f=$1 off r=''
+	case $2 in
+	x86_64)
+		off=$(bytes "$f" 526 2)		# kernel_version, 0x20e
+		off=$((16#${off:2:2}${off:0:2}))
+		[ "$off" -gt 0 ] &&
+			r=$(tail -c +$((off + 512 + 1)) "$f" | head -c 256 | tr '\0' '\n' | head -n 1 | cut -d' ' -f1) ;;
+	arm64)
+		r=$(grep -a -o -m 1 'Linux version [0-9][^ ]*' "$f" | head -n 1 | cut -d' ' -f3) ;;
+	esac
+	r=$(printf '%s' "$r" | tr -c 'A-Za-z0-9._+-' _)
+	case $r in
+	[0-9]*.*) echo "$r" ;;
+	esac
+}
+
 case $spec in
 debian:*)
 	vf=${spec#debian:}
-	read -r arch path < <("$here/debian.sh" "$vf") || exit 2
+	read -r arch label path < <("$here/debian.sh" "$vf") || exit 2
 	[ -n "${path:-}" ] || exit 2
-	label=$vf
+	;;
+tree:*)
+	t=${spec#tree:}
+	[ -n "$t" ] || die "tree: needs a path (tree:/path/to/linux)"
+	path=$("$here/build.sh" --arch "${want:-x86_64}" "$t") || exit $?
+	label=tree
 	;;
 *)
 	[ -e "$spec" ] || die "no such kernel image: $spec"
@@ -102,24 +129,27 @@ debian:*)
 	[ -r "$spec" ] || die "cannot read kernel image: $spec"
 	path=$(cd "$(dirname "$spec")" && pwd)/$(basename "$spec")
 	label=$(basename "$spec" | sed -e 's/[^A-Za-z0-9._+-]/_/g')
-	case $(bytes "$path" 0 2) in
-	1f8b)
-		path=$(unpacked "$path" gzip) || die "$spec: not a kernel image (bad gzip data)" ;;
-	4d5a)	# MZ: PE; an EFI zboot image says "zimg" and its compression
-		if [ "$(bytes "$path" 4 4)" = 7a696d67 ]; then
-			comp=$(bytes "$path" 24 4)
-			case $comp in
-			677a6970) path=$(unpacked "$path" zboot-gzip) ;;
-			7a737464) path=$(unpacked "$path" zboot-zstd) ;;
-			*) die "$spec: EFI zboot image with an unsupported compression" ;;
-			esac || die "$spec: cannot unpack the EFI zboot image"
-		fi ;;
-	esac
 	;;
+esac
+# Any of them may be compressed (Debian's arm64 vmlinuz may be an EFI
+# zboot image).
+case $(bytes "$path" 0 2) in
+1f8b)
+	path=$(unpacked "$path" gzip) || die "$spec: not a kernel image (bad gzip data)" ;;
+4d5a)	# MZ: PE; an EFI zboot image says "zimg" and its compression
+	if [ "$(bytes "$path" 4 4)" = 7a696d67 ]; then
+		comp=$(bytes "$path" 24 4)
+		case $comp in
+		677a6970) path=$(unpacked "$path" zboot-gzip) ;;
+		7a737464) path=$(unpacked "$path" zboot-zstd) ;;
+		*) die "$spec: EFI zboot image with an unsupported compression" ;;
+		esac || die "$spec: cannot unpack the EFI zboot image"
+	fi ;;
 esac
 
 arch=$(identify "$path") || die "$spec: $arch"
 if [ -n "$want" ] && [ "$want" != "$arch" ]; then
 	die "$spec is an $arch kernel, not $want"
 fi
-echo "$arch $label $path"
+r=$(release "$path" "$arch")
+echo "$arch ${r:-$label} $path"

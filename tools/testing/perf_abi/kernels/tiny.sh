@@ -9,8 +9,9 @@
 # applied to a copy of the pristine tree, in the order given.
 # Cache ($PERF_ABI_CACHE, default ~/.cache/perf-abi):
 #   src/<ver>/            pristine tree, extracted once (stamped by tarball)
-#   build/<arch>-<cfg>/   src/ (patched hardlink copy) and obj/ (O=), one per
-#                         arch+config, so a patch change rebuilds incrementally
+#   build/<arch>-<cfg>/   src/, a patched hardlink copy, one per arch+config;
+#                         kernels/build.sh builds it (O= in its cache), so a
+#                         patch change rebuilds incrementally
 #   img/<arch>-<key>/     finished image; key = source + config + patches
 # A cached image is printed without running make.  --key prints the key only.
 set -eu
@@ -41,8 +42,8 @@ while [ $# -gt 0 ]; do
 done
 
 case $arch in
-x86_64) karch=x86; cross=; target=bzImage; image=arch/x86/boot/bzImage ;;
-arm64) karch=arm64; cross=aarch64-linux-gnu-; target=Image; image=arch/arm64/boot/Image ;;
+x86_64) cross=''; image=arch/x86/boot/bzImage ;;
+arm64) cross=aarch64-linux-gnu-; image=arch/arm64/boot/Image ;;
 *) die "unknown arch '$arch' (x86_64, arm64)" ;;
 esac
 [ -f "$tarball" ] || die "no kernel source $tarball (tools/testing/perf_abi/deps.sh kernel)"
@@ -51,9 +52,9 @@ for f in "${frags[@]}"; do [ -f "$f" ] || die "missing config fragment $f"; done
 
 sum() { sha256sum | cut -c1-16; }
 src_id="$(realpath "$tarball"):$(stat -c %s:%Y "$tarball")"
-# The config key covers this script too: how it configures is part of it.
+# The config key covers the builder too: how it configures is part of it.
 cfg_key=$( { echo "$src_id $arch"; cat "${frags[@]}"; \
-	     sed -n '/^# --- configure/,/^# --- end/p' "$0"; } | sum)
+	     sed -n '/^# --- configure/,/^# --- end/p' "$here/build.sh"; } | sum)
 # Only the diffs count: editing a patch's description rebuilds nothing.
 patch_key=$( { for p in "${patches[@]}"; do sed -n '/^diff \|^--- /,$p' "$p"; done; } | sum)
 key=$cfg_key-$patch_key
@@ -93,7 +94,6 @@ fi
 # rebuilds them.
 bdir=$cache/build/$arch-$cfg_key
 tree=$bdir/src
-obj=$bdir/obj
 mkdir -p "$bdir"
 if [ "$(cat "$tree/.perf-abi-patches" 2>/dev/null)" != "$patch_key" ]; then
 	old=$(cat "$tree/.perf-abi-files" 2>/dev/null || true)
@@ -130,46 +130,12 @@ if [ "$(cat "$tree/.perf-abi-patches" 2>/dev/null)" != "$patch_key" ]; then
 	echo "$patch_key" > "$tree/.perf-abi-patches"
 fi
 
-mk() { make -s -C "$tree" O="$obj" ARCH=$karch CROSS_COMPILE=$cross "$@"; }
-# --- configure
-if [ "$(cat "$obj/.perf-abi-cfg" 2>/dev/null)" != "$cfg_key" ]; then
-	rm -rf "$obj"
-	mkdir -p "$obj"
-	mk tinyconfig >/dev/null
-	"$tree/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" \
-		"${frags[@]}" >/dev/null
-	mk olddefconfig >/dev/null
-	# Every option of ours must be what we got: no silent drops.  The
-	# suite's fragment is arch-neutral (HW_PERF_EVENTS is not an x86
-	# symbol), so what it names but this arch lacks is only reported.
-	lacks() {
-		local line o m=
-		while IFS= read -r line; do
-			case $line in
-			CONFIG_*=*) grep -qxF "$line" "$obj/.config" || m="$m $line" ;;
-			"# CONFIG_"*" is not set")
-				o=${line#\# }; o=${o%% *}
-				grep -q "^$o=" "$obj/.config" && m="$m $o=n" ;;
-			esac
-		done < "$1"
-		echo "$m"
-	}
-	m=$(lacks "$top/config")
-	[ -z "$m" ] || log "note: $arch has no$m (suite config)"
-	m=$(lacks "$here/tiny-$arch.config")
-	[ -z "$m" ] || die "$arch config lacks:$m"
-	echo "$cfg_key" > "$obj/.perf-abi-cfg"
-fi
-# --- end
-log "building $arch kernel ($key) in $obj"
-start=$(date +%s)
-mk -j"$jobs" $target > "$bdir/build.log" 2>&1 || {
-	tail -n 30 "$bdir/build.log" >&2
-	die "$arch kernel build failed (log: $bdir/build.log)"
-}
-log "$arch kernel built in $(( $(date +%s) - start ))s"
+# The one kernel builder (kernels/build.sh): O= in its cache, keyed by
+# this tree's path and the config, so a patch change rebuilds
+# incrementally; it checks every requested option.
+built=$("$here/build.sh" --arch "$arch" -j "$jobs" "$tree") || exit $?
 mkdir -p "$img_dir.tmp"
-cp "$obj/$image" "$obj/.config" "$img_dir.tmp/"
+cp "$built" "$(dirname "$built")/.config" "$img_dir.tmp/"
 rm -rf "$img_dir"
 mv "$img_dir.tmp" "$img_dir"
 echo "$img_dir/$(basename $image)"

@@ -454,6 +454,84 @@ def render_compare(diff, old_label='old', new_label='new'):
     return '\n'.join(out) + '\n'
 
 
+# The block a maintainer pastes into a regression report (--compare).  It
+# reads each test's own log lines from the runner output, apart from
+# parse(): the lines between a test's RUN and its result.
+def _test_logs(text):
+    """{PROG:TEST: [log lines]} of every test, '# ' prefixes stripped."""
+    logs, pending, buf = {}, {}, []
+    for raw in text.splitlines():
+        line = raw.rstrip('\r')
+        inner = _strip(line, 1)
+        if inner is not None:
+            m = RESULT.match(inner)
+            if m:
+                pending[m.group(3).strip()] = buf
+                buf = []
+            else:
+                buf.append(inner[2:] if inner.startswith('# ') else inner)
+            continue
+        m = RESULT.match(line)
+        if m:
+            name = m.group(3).strip()
+            prog = name.split(': ')[-1] if name.startswith('selftests:') else name
+            for t, b in pending.items():
+                logs['%s:%s' % (prog, t)] = b
+            pending, buf = {}, []
+    return logs
+
+
+TH_LOG = re.compile(r'^([\w.-]+\.c:\d+):[^:]*:(.*)$')
+VERSION = re.compile(r'^(\d+\.\d+(?:\.\d+)?)(?:[+~-].*)?$')
+
+
+def _version(label):
+    """The upstream version a kernel release names, or None (Debian's
+    6.1.0-N ABI names do not say which 6.1.y they are)."""
+    label = re.sub(r'-(old|new)$', '', label)
+    if re.match(r'^\d+\.\d+\.0-\d', label):
+        return None
+    m = VERSION.match(label)
+    return m.group(1) if m else None
+
+
+def render_regression(diff, old_text, new_text, old_label, new_label,
+                      old_spec=None, new_spec=None, first=5):
+    """Regression-report block, or '' when nothing regressed."""
+    reg = [d for d in diff if d[0] == 'regression']
+    if not reg:
+        return ''
+    logs = _test_logs(new_text)
+    out = ['', '--- regression report ---',
+           'perf user page ABI (struct perf_event_mmap_page) selftests, '
+           'tools/testing/selftests/perf_events:']
+    for what, label, spec in (('last good', old_label, old_spec),
+                              ('first bad', new_label, new_spec)):
+        label = re.sub(r'-(old|new)$', '', label)
+        src = ' (%s)' % spec if spec and spec not in (label, 'debian:' + label) else ''
+        out.append('  %s: %s%s' % (what, label, src))
+    out.append('%d test%s regressed; the first %d:' % (
+        len(reg), 's' if len(reg) != 1 else '', min(first, len(reg))))
+    hints = []
+    for _, key, a, _ in reg[:first]:
+        msgs = []
+        for line in logs.get(key, []):
+            m = TH_LOG.match(line)
+            if m and not m.group(2).startswith('Expected '):
+                msgs.append('%s: %s' % (m.group(1), m.group(2).strip()))
+            h = re.match(r'^#?\s*hint:\s*(.*)$', line)
+            if h and h.group(1) not in hints:
+                hints.append(h.group(1))
+        out.append('  %s (was %s)' % (key, a))
+        out.extend('    ' + x for x in msgs[:2])
+    for h in hints:
+        out.append('hint: %s' % h)
+    ov, nv = _version(old_label), _version(new_label)
+    if ov and nv and ov != nv:
+        out.append('#regzbot introduced: v%s..v%s' % (ov, nv))
+    return '\n'.join(out) + '\n'
+
+
 def _write(path, text):
     if path == '-':
         sys.stdout.write(text)
@@ -501,7 +579,8 @@ def report_main(args):
 
 
 def compare_main(args):
-    """compare OLD.ktap NEW.ktap [OLD_LABEL NEW_LABEL]: 1 if any regressed."""
+    """compare OLD.ktap NEW.ktap [OLD_LABEL NEW_LABEL [OLD_SPEC NEW_SPEC]]:
+    1 if any regressed."""
     if len(args) < 2:
         raise SystemExit('usage: ktap.py compare OLD.ktap NEW.ktap [OLD_LABEL NEW_LABEL]')
     with open(args[0]) as f:
@@ -509,7 +588,14 @@ def compare_main(args):
     with open(args[1]) as f:
         new = parse(f.read())
     diff = compare(old, new)
-    sys.stdout.write(render_compare(diff, *(args[2:4] if len(args) >= 4 else ())))
+    labels = args[2:4] if len(args) >= 4 else ('old', 'new')
+    sys.stdout.write(render_compare(diff, *labels))
+    with open(args[0]) as f:
+        old_text = f.read()
+    with open(args[1]) as f:
+        new_text = f.read()
+    sys.stdout.write(render_regression(diff, old_text, new_text, *labels,
+                                       *(args[4:6] if len(args) >= 6 else ())))
     return 1 if any(d[0] == 'regression' for d in diff) else 0
 
 
@@ -517,7 +603,7 @@ USAGE = """usage: ktap.py summary|json [FILE] [LABEL]
        ktap.py total FILE...
        ktap.py report MANIFEST [--table] [--json F] [--junit F] [--markdown F]
                       [--ktap F [--collection NAME]]
-       ktap.py compare OLD.ktap NEW.ktap [OLD_LABEL NEW_LABEL]
+       ktap.py compare OLD.ktap NEW.ktap [OLD_LABEL NEW_LABEL [OLD_SPEC NEW_SPEC]]
 """
 
 

@@ -52,6 +52,10 @@ add debian-other-arch 'is an arm64 kernel, not x86_64' --kernel debian:6.12.118+
 add unknown-debian-version "unknown Debian kernel.*versions apt knows: .*6\\.1\\.0-" --kernel debian:6.1.0-999-cloud-amd64 -o @OUT
 add unknown-debian-flavour 'unknown Debian kernel flavour' --kernel debian:6.1.0-47-sparc64 -o @OUT
 add bad-debian-name 'is not VERSION-FLAVOUR' --kernel debian:latest -o @OUT
+add unknown-debian-line "unknown Debian kernel line.*5\\.10" --kernel debian:4.19-cloud-amd64 -o @OUT
+add tree-missing 'no such kernel tree' --kernel "tree:$tmp/no-such-tree" -o @OUT
+add tree-not-a-kernel 'is not a kernel source tree' --kernel "tree:$tmp/matrix.d" -o @OUT
+add list-kernels-two 'takes one PATTERN at most' --list-kernels a b
 add unknown-arch "unknown architecture 'mips'" --kernel "$tmp/bzImage" --arch mips -o @OUT
 add qemu-missing 'qemu-system-x86_64 not found' ENV:PATH="$tmp/bin" --kernel "$tmp/bzImage" -o @OUT
 add qemu-override-missing 'is not an executable' ENV:QEMU_ARM64=/nonexistent/qemu --kernel "$tmp/Image" -o @OUT
