@@ -37,7 +37,7 @@ def main(argv):
     with open(os.path.join(out, 'steps.tsv')) as f:
         for line in f:
             parts = line.rstrip('\n').split('\t')
-            steps.append((parts + ['', '', ''])[:3])
+            steps.append((parts + ['', '', '', ''])[:4])
     ours = []
     if os.path.exists(os.path.join(out, 'ours')):
         ours = [l.strip() for l in open(os.path.join(out, 'ours')) if l.strip()]
@@ -60,11 +60,16 @@ def main(argv):
             lines.append('not ok %d %s' % (n, full))
             failed.append(name)
 
-    for name, verdict, detail in steps:
+    for name, verdict, detail, secs in steps:
         if verdict == 'info':
             if name == 'seconds':
                 seconds = detail
+            else:
+                lines.append('# %s: %s' % (name, detail))
+                theirs_summary.append(detail)
             continue
+        if secs:
+            lines.append('# %s: %s s' % (name, secs))
         if verdict != 'log':
             result(name, verdict, detail)
             continue
@@ -124,7 +129,7 @@ def main(argv):
         line += '; ours (pass/fail/skip): ' + ', '.join(summary)
     if theirs_summary:
         line += "; upstream's own: " + ', '.join(theirs_summary)
-    skipped = [d for _, v, d in steps if v == 'skip']
+    skipped = [d for _, v, d, _ in steps if v == 'skip']
     if skipped:
         line += '; SKIP: ' + '; '.join(skipped)
     if seconds:

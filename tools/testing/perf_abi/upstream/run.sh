@@ -2,8 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The suite in a real kernel tree, the tree's own way (issue 10, section 1).
-# Usage: run.sh VER OUTDIR KTAP
+# Usage: run.sh [--ours-only] VER OUTDIR KTAP
 #   VER: 5.10, 6.1, 6.12, 7.3 (tree.sh)
+#   --ours-only: run_tests runs only our programs (TEST_GEN_PROGS given on
+#   the make command line, as lib.mk would have made it); upstream's are
+#   still built, installed and put in the tarball.
 # On the cached pristine tree of linux-source-VER: write the patch series
 # against it (series.py), checkpatch --strict each patch, git am it onto
 # the pristine commit, make headers, make -C tools/testing/selftests
@@ -17,6 +20,11 @@ set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../../.." && pwd)
+ours_only=
+if [ "${1:-}" = --ours-only ]; then
+	ours_only=1
+	shift
+fi
 ver=${1:?usage: run.sh VER OUTDIR KTAP}
 out=${2:?usage: run.sh VER OUTDIR KTAP}
 ktap=${3:?usage: run.sh VER OUTDIR KTAP}
@@ -28,8 +36,13 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 steps=$out/steps.tsv
 : > "$steps"
-step() {	# NAME VERDICT DETAIL
-	printf '%s\t%s\t%s\n' "$1" "$2" "$3" >> "$steps"
+last=$(date +%s.%N)
+step() {	# NAME VERDICT DETAIL: one line of steps.tsv, with its seconds
+	local now
+	now=$(date +%s.%N)
+	printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" \
+		"$(awk -v a="$now" -v b="$last" 'BEGIN { printf "%.1f", a - b }')" >> "$steps"
+	last=$now
 }
 finish() {
 	python3 "$here/report.py" "$ktap" "upstream-$ver" "$out"
@@ -95,7 +108,13 @@ if ! make -C "$tree" -s headers > "$out/headers.log" 2>&1; then
 fi
 step "make headers" pass "$(ls "$tree/usr/include/linux" | wc -l) uapi headers in usr/include"
 
-make -C "$tree/$sel" TARGETS=perf_events run_tests 2>&1 | cat > "$out/run_tests.log"
+only=()
+if [ -n "$ours_only" ]; then
+	only=("TEST_GEN_PROGS=${ours[*]/#/$tree/$sel/perf_events/}")
+	step "upstream's tests" info "not run here (--ours-only)"
+fi
+make -C "$tree/$sel" TARGETS=perf_events run_tests "${only[@]}" 2>&1 |
+	cat > "$out/run_tests.log"
 step "run_tests" log "run_tests.log"
 
 inst=$out/install

@@ -291,6 +291,12 @@ def main(argv):
             files[prog_files.get(name, 1)].append(name)
     groups = [g for g in (1, 2) if files[g]]
 
+    # Before KHDR_INCLUDES (5.18) each test named the tree's installed uapi
+    # headers itself, as seccomp's Makefile does: the same here.
+    libmk = show(tree, base, 'tools/testing/selftests/lib.mk') or ''
+    if 'KHDR_INCLUDES' not in libmk:
+        ours['Makefile'] = ours['Makefile'].replace(
+            '$(KHDR_INCLUDES)', '-isystem ../../../../usr/include/')
     their = {n: show(tree, base, '%s/%s' % (SELFTEST, n)) for n in MERGED}
     their_progs = programs(their['Makefile']) if their['Makefile'] else []
     maint = show(tree, base, 'MAINTAINERS')

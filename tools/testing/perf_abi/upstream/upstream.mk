@@ -37,15 +37,22 @@ upstream-trees:
 
 # One tree: build/upstream/VER/ (logs, series, install, tarball),
 # build/check/upstream-VER.ktap.
+# Upstream's own tests run in the trees of UPSTREAM_THEIRS only; elsewhere
+# run_tests runs ours alone: 6.1's backported mmap test sits out three
+# 30 s harness timeouts there (its fixture SKIPs, and the 6.1 harness goes
+# on with the test), 90 s that test nothing of ours.
+UPSTREAM_THEIRS ?= 6.12 7.3
 $(addprefix upstream-,$(UPSTREAM_VERS)): upstream-%:
 	@mkdir -p $(CHECK)
-	@$(UP)/run.sh $* $(B)/upstream/$* $(CHECK)/upstream-$*.ktap
+	@$(UP)/run.sh $(if $(filter $*,$(UPSTREAM_THEIRS)),,--ours-only) \
+		$* $(B)/upstream/$* $(CHECK)/upstream-$*.ktap
 
+# Two trees at a time (each run is one process at a time, mostly forks).
+UPSTREAM_JOBS ?= 2
 check-upstream:
 	@$(M)/deps.sh upstream
-	@fail=0; for v in $(UPSTREAM_VERS); do \
-	  $(MAKE) --no-print-directory upstream-$$v || fail=1; \
-	done; exit $$fail
+	@$(MAKE) --no-print-directory -j$(UPSTREAM_JOBS) -k \
+		$(addprefix upstream-,$(UPSTREAM_VERS))
 
 upstream-check: check-upstream
 	@python3 $(M)/lib/ktap.py total $(addprefix $(CHECK)/upstream-,$(addsuffix .ktap,$(UPSTREAM_VERS)))
@@ -53,7 +60,7 @@ upstream-check: check-upstream
 patch:
 	@$(M)/deps.sh upstream
 	@tree="$(if $(KSRC),$(abspath $(KSRC)),$$($(UP)/tree.sh $(PATCH_BASE)))" || exit 2; \
-	  python3 $(UP)/series.py "$$tree" $(SUITE) $(UP)/series $(PATCH_OUT) || exit $$?; \
+	  python3 $(UP)/series.py "$$tree" $(SUITE) $(UP)/series $(PATCH_OUT) >/dev/null || exit $$?; \
 	  rc=0; for p in $(PATCH_OUT)/*.patch; do \
 	    case $$p in */0000-cover-letter.patch) echo "$$p"; continue ;; esac; \
 	    t=$$(cd "$$tree" && PATH=/usr/bin:/bin:$$PATH perl scripts/checkpatch.pl --strict "$$p" 2>&1 | \
