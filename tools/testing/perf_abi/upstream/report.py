@@ -66,13 +66,16 @@ def main(argv):
                 seconds = detail
             else:
                 lines.append('# %s: %s' % (name, detail))
-                theirs_summary.append(detail)
+                if name.startswith("upstream"):
+                    theirs_summary.append(detail)
+            continue
+        if verdict != 'log':
+            result(name, verdict,
+                   '%s (%s s)' % (detail, secs) if secs and verdict != 'skip'
+                   else detail)
             continue
         if secs:
             lines.append('# %s: %s s' % (name, secs))
-        if verdict != 'log':
-            result(name, verdict, detail)
-            continue
         try:
             parsed = ktap.parse(open(os.path.join(out, detail)).read())
         except OSError as e:

@@ -45,6 +45,7 @@ UPSTREAM_THEIRS ?= 6.12 7.3
 $(addprefix upstream-,$(UPSTREAM_VERS)): upstream-%:
 	@mkdir -p $(CHECK)
 	@$(UP)/run.sh $(if $(filter $*,$(UPSTREAM_THEIRS)),,--ours-only) \
+		$(if $(filter $*,$(PATCH_BASE)),--checkpatch) \
 		$* $(B)/upstream/$* $(CHECK)/upstream-$*.ktap
 
 # Two trees at a time (each run is one process at a time, mostly forks).
@@ -54,8 +55,10 @@ check-upstream:
 	@$(MAKE) --no-print-directory -j$(UPSTREAM_JOBS) -k \
 		$(addprefix upstream-,$(UPSTREAM_VERS))
 
-upstream-check: check-upstream
-	@python3 $(M)/lib/ktap.py total $(addprefix $(CHECK)/upstream-,$(addsuffix .ktap,$(UPSTREAM_VERS)))
+upstream-check:
+	@$(MAKE) --no-print-directory check-upstream; rc=$$?; \
+	  python3 $(M)/lib/ktap.py total $(addprefix $(CHECK)/upstream-,$(addsuffix .ktap,$(UPSTREAM_VERS))) \
+		|| rc=1; exit $$rc
 
 patch:
 	@$(M)/deps.sh upstream
