@@ -10,7 +10,11 @@ set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../../.." && pwd)
-ktap=${1:?usage: dist-check.sh KTAP}
+if [ $# -ne 1 ]; then
+	echo "usage: dist-check.sh KTAP" >&2
+	exit 2
+fi
+ktap=$1
 work=$top/build/dist-check
 rm -rf "$work"
 mkdir -p "$work"

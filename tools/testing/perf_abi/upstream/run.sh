@@ -31,9 +31,13 @@ while [ $# -gt 0 ]; do
 	*) break ;;
 	esac
 done
-ver=${1:?usage: run.sh VER OUTDIR KTAP}
-out=${2:?usage: run.sh VER OUTDIR KTAP}
-ktap=${3:?usage: run.sh VER OUTDIR KTAP}
+if [ $# -ne 3 ]; then
+	echo "usage: run.sh [--ours-only] [--checkpatch] VER OUTDIR KTAP" >&2
+	exit 2
+fi
+ver=$1
+out=$2
+ktap=$3
 suite=$top/tools/testing/selftests/perf_events
 sel=tools/testing/selftests
 
