@@ -36,11 +36,20 @@ case $ver in
 esac
 
 pkg=linux-source-$ver
-deb=$("$here/../lib/apt-fetch.sh" --suite "$suite" --deb "$(dpkg --print-architecture)" "$pkg") ||
-	die "cannot fetch $pkg from $suite"
-pver=$(dpkg-deb -f "$deb" Version) || die "cannot read the version of $deb"
 cache=${PERF_ABI_CACHE:-$HOME/.cache/perf-abi}
 base=$cache/trees/$pkg
+if ! deb=$("$here/../lib/apt-fetch.sh" --suite "$suite" --deb "$(dpkg --print-architecture)" "$pkg"); then
+	# The archive out of reach: a tree already extracted still serves.
+	for t in "$base"/*/.git/perf-abi-pristine; do
+		if [ -f "$t" ]; then
+			echo "tree.sh: using the cached $(dirname "$(dirname "$t")")" >&2
+			dirname "$(dirname "$t")"
+			exit 0
+		fi
+	done
+	die "cannot fetch $pkg from $suite"
+fi
+pver=$(dpkg-deb -f "$deb" Version) || die "cannot read the version of $deb"
 tree=$base/${pver//:/_}
 mkdir -p "$base"
 
