@@ -69,14 +69,22 @@ mkdir -p "$base"
 	[ -f "$tmp/Makefile" ] && [ -d "$tmp/tools/testing/selftests" ] ||
 		{ rm -rf "$tmp"; echo "tree.sh: $deb holds no kernel tree" >&2; exit 2; }
 	# Debian's .gitignore ends with "/*" (ignore everything): add -f.
+	# No automatic gc: it would pack 1 GB in the background, holding the
+	# lock (fd 9) for minutes.
 	g=(git -C "$tmp" -c core.looseCompression=1 -c core.compression=1
+	   -c gc.auto=0 -c maintenance.auto=false
 	   -c user.name=perf-abi -c user.email=perf-abi@localhost)
 	"${g[@]}" init -q -b pristine
+	git -C "$tmp" config gc.auto 0
+	git -C "$tmp" config maintenance.auto false
 	"${g[@]}" add -f -A .
 	"${g[@]}" commit -q --no-verify -m "$pkg $pver (Debian $suite), pristine"
 	git -C "$tmp" config user.name perf-abi
 	git -C "$tmp" config user.email perf-abi@localhost
-	git -C "$tmp" config gc.auto 0
+	# Files written in the same second as the index are "racily clean":
+	# refresh now, or the first checkout rehashes the whole tree.
+	sleep 1
+	git -C "$tmp" update-index -q --really-refresh
 	git -C "$tmp" rev-parse HEAD > "$tmp/.git/perf-abi-pristine"
 	rm -rf "$tree"
 	mv "$tmp" "$tree"
