@@ -7,7 +7,8 @@
 #          same without linux-source: KSRC given), src-6.1 (linux-source-6.1),
 #          vm (qemu guests), kernel (tiny/mutant kernels), cross (unit
 #          tests built for s390x and run under qemu-user), soak
-#          (stress-ng for make soak), all
+#          (stress-ng for make soak), upstream (real kernel trees, their
+#          checkpatch), all
 #   --check: install nothing; print the apt-get line and exit 2 if something
 #            is missing (what a non-root caller gets).
 set -eu
@@ -31,6 +32,10 @@ pkgs_kernel="flex bison bc libelf-dev libssl-dev kmod gcc-aarch64-linux-gnu"
 pkgs_cross="gcc-s390x-linux-gnu libc6-dev-s390x-cross qemu-user-static"
 pkgs_soak="stress-ng"
 
+# upstream: real kernel trees (git, dpkg-deb) and their checkpatch's
+# SPDX check (ply, GitPython)
+pkgs_upstream="git dpkg xz-utils python3-ply python3-git"
+
 # linux-source-VER: a version apt knows, checked before installing anything.
 src_known() {
 	[[ $1 =~ ^[0-9]+\.[0-9]+$ ]] || return 1
@@ -53,9 +58,10 @@ for g in "${@:-build}"; do
 	kernel) want="$want $pkgs_build $pkgs_vm $pkgs_kernel" ;;
 	cross) want="$want $pkgs_build $pkgs_cross" ;;
 	soak) want="$want $pkgs_build $pkgs_vm $pkgs_soak" ;;
+	upstream) want="$want $pkgs_suite $pkgs_upstream" ;;
 	all) want="$want $pkgs_build $pkgs_vm $pkgs_kernel $pkgs_cross
-		$pkgs_soak linux-source-6.1" ;;
-	*) echo "deps.sh: unknown group '$g' (build, suite, src-VER, vm, kernel, cross, soak, all)" >&2
+		$pkgs_soak $pkgs_upstream linux-source-6.1" ;;
+	*) echo "deps.sh: unknown group '$g' (build, suite, src-VER, vm, kernel, cross, soak, upstream, all)" >&2
 	   exit 2 ;;
 	esac
 done
