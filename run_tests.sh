@@ -57,6 +57,15 @@ Guest options:
                       report.ktap (default build/logs, build/logs/matrix,
                       build/logs/compare)
 
+LAVA (the engine KernelCI and LKFT run; tools/testing/perf_abi/lava/):
+      --lava-job DIR  write DIR/<label>.yaml, a LAVA job per kernel (qemu,
+                      kernel and ramdisk to tmpfs, the suite's test
+                      definition inline: one test case per TEST), its
+                      kernel and ramdisk, and DIR/perf_events.yaml; takes
+                      --kernel SPEC (again for more kernels), --matrix
+                      [FILE] (the default without --kernel), --test,
+                      --append, --smp, --memory; runs nothing
+
 Guest kernel command line knobs read by the test init: perf_abi.live=1
 (copy the whole runner output to the console as it comes),
 perf_abi.paranoid=N (kernel.perf_event_paranoid; the guest sets 2).
@@ -75,6 +84,14 @@ die() {
 	echo "run_tests.sh: $*" >&2
 	exit 2
 }
+
+# --lava-job DIR: write LAVA jobs instead of running anything
+# (tools/testing/perf_abi/lava/lava-job.sh takes the whole command line).
+for a in "$@"; do
+	case $a in
+	--lava-job) exec "$m/lava/lava-job.sh" "$@" ;;
+	esac
+done
 
 test_name= log= mode=host spec= arch= append= smp=2 memory=512M kvm=
 suite= label= jobs=2 outdir= matrix_file= old_spec= new_spec= guest_opt=
