@@ -4,6 +4,8 @@
 # The LAVA pieces without a guest (tools/testing/perf_abi/lava/):
 #   - the test definition's KTAP-to-test-case script (busybox awk, as in the
 #     ramdisk) over a crafted KTAP: names, sets, verdicts, sanitising;
+#   - the whole definition run as LAVA runs it (busybox sh, set -e) with
+#     stub lava-test-case/lava-test-set and a fake kselftest install;
 #   - lava.py compare over a crafted lava-run log made from those cases
 #     passes, and fails when a verdict differs, a case is missing or
 #     extra, or the job did not finish;
@@ -31,7 +33,7 @@ result() {	# OK NAME [DIRECTIVE]
 }
 
 echo "TAP version 13"
-echo "1..13"
+echo "1..14"
 
 # The awk program of perf_events.yaml, as the guest runs it.
 $py - "$lava/perf_events.yaml" "$tmp/prog.awk" <<'EOF'
@@ -81,6 +83,52 @@ EOF
 	else
 		diff "$tmp/want" "$tmp/cases" | sed 's/^/# /'
 		result fail "awk cases"
+	fi
+fi
+
+# The whole definition as LAVA runs it: its params, then its steps, in one
+# run.sh under set -e (the YAML read as the dispatcher reads it), with
+# lava-test-case and lava-test-set stubs and a fake kselftest install
+# whose runner prints the crafted KTAP; /proc writes go to a file.
+if ! $py -c 'import yaml' 2>/dev/null || [ ! -x "$bb" ]; then
+	result ok "definition steps" "SKIP needs python3-yaml and busybox"
+else
+	mkdir -p "$tmp/ksft" "$tmp/bin"
+	printf '#!/bin/sh\ncat "%s"\nexit 1\n' "$tmp/run.ktap" > "$tmp/ksft/run_kselftest.sh"
+	printf '#!/bin/sh\necho "case $1 $3"\n' > "$tmp/bin/lava-test-case"
+	printf '#!/bin/sh\necho "set $*"\n' > "$tmp/bin/lava-test-set"
+	chmod +x "$tmp/ksft/run_kselftest.sh" "$tmp/bin/"*
+	$py - "$lava/perf_events.yaml" "$tmp/ksft" "$tmp/proc" > "$tmp/run.sh" <<'EOF2'
+import sys, yaml
+d = yaml.safe_load(open(sys.argv[1]))
+d = yaml.safe_load(yaml.safe_dump(d))	# what the inline definition becomes
+d['params']['KSELFTEST_PATH'] = sys.argv[2]
+for k, v in d['params'].items():
+	print("%s='%s'" % (k, v or ''))
+print('set -e')
+for step in d['run']['steps']:
+	print(step.replace('/proc/sys/kernel/', sys.argv[3] + '.'))
+print('echo END')
+EOF2
+	(cd "$tmp" && PATH="$tmp/bin:$PATH" "$bb" sh run.sh) > "$tmp/steps.out" 2>&1
+	cat > "$tmp/steps.want" <<'EOF2'
+set start mmap_page
+case global.cap_fields_are_abi_bits pass
+case page.cycles_task_run.opened_disabled skip
+case page.dummy_task_odd_name.after_enable fail
+case global.xfail_case pass
+set stop
+case mmap_page fail
+case rdpmc skip
+case slow fail
+END
+EOF2
+	if grep -v -e '^#' -e '^TAP' -e '^1\.\.' -e '^ok' -e '^not ok' -e '^run_kselftest' \
+		"$tmp/steps.out" | cmp -s - "$tmp/steps.want" && [ "$(cat "$tmp/proc.perf_event_paranoid")" = 2 ]; then
+		result ok "definition steps"
+	else
+		sed 's/^/# /' "$tmp/steps.out"
+		result fail "definition steps"
 	fi
 fi
 
