@@ -94,7 +94,18 @@ if ! $py -c 'import yaml' 2>/dev/null || [ ! -x "$bb" ]; then
 	result ok "definition steps" "SKIP needs python3-yaml and busybox"
 else
 	mkdir -p "$tmp/ksft" "$tmp/bin"
-	printf '#!/bin/sh\ncat "%s"\nexit 1\n' "$tmp/run.ktap" > "$tmp/ksft/run_kselftest.sh"
+	# Like kselftest's runner: its own lines on stdout, the programs'
+	# appended to /dev/stdout.
+	cat > "$tmp/ksft/run_kselftest.sh" <<EOF2
+#!/bin/sh
+while IFS= read -r l; do
+	case \$l in
+	'# '*) printf '%s\\n' "\$l" >> /dev/stdout ;;
+	*) printf '%s\\n' "\$l" ;;
+	esac
+done < "$tmp/run.ktap"
+exit 1
+EOF2
 	printf '#!/bin/sh\necho "case $1 $3"\n' > "$tmp/bin/lava-test-case"
 	printf '#!/bin/sh\necho "set $*"\n' > "$tmp/bin/lava-test-set"
 	chmod +x "$tmp/ksft/run_kselftest.sh" "$tmp/bin/"*
