@@ -87,6 +87,15 @@ Guest options:
       --user UID      run the suite as UID in the guest (default root)
   -j, --jobs N        guests at a time (default 2)
 
+LAVA (the engine KernelCI and LKFT run; tools/testing/perf_abi/lava/):
+      --lava-job DIR  write DIR/<label>.yaml, a LAVA job per kernel (qemu,
+                      kernel and ramdisk to tmpfs, the suite's test
+                      definition inline: one test case per TEST), its
+                      kernel and ramdisk, and DIR/perf_events.yaml; takes
+                      --kernel SPEC (again for more kernels), --matrix
+                      [FILE] (the default without --kernel), --test,
+                      --append, --smp, --memory; runs nothing
+
 Guest kernel command line knobs read by the test init: perf_abi.live=1
 (copy the whole runner output to the console as it comes),
 perf_abi.sysctl=NAME=VALUE and perf_abi.user=UID (what --sysctl and
@@ -113,6 +122,14 @@ die() {
 	cleanup
 	exit 2
 }
+
+# --lava-job DIR: write LAVA jobs instead of running anything
+# (tools/testing/perf_abi/lava/lava-job.sh takes the whole command line).
+for a in "$@"; do
+	case $a in
+	--lava-job) exec "$m/lava/lava-job.sh" "$@" ;;
+	esac
+done
 
 ktap_out= junit_out=
 # --- signals -------------------------------------------------------------
