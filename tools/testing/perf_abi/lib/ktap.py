@@ -748,7 +748,7 @@ def _test_logs(text):
 
 
 TH_LOG = re.compile(r'^([\w.-]+\.c:\d+):[^:]*:(.*)$')
-VERSION = re.compile(r'^(\d+\.\d+(?:\.\d+)?)(?:[+~-].*)?$')
+UPSTREAM_VERSION = re.compile(r'^(\d+\.\d+(?:\.\d+)?)(?:[+~-].*)?$')
 
 
 def _version(label):
@@ -757,7 +757,7 @@ def _version(label):
     label = re.sub(r'-(old|new)$', '', label)
     if re.match(r'^\d+\.\d+\.0-\d', label):
         return None
-    m = VERSION.match(label)
+    m = UPSTREAM_VERSION.match(label)
     return m.group(1) if m else None
 
 
