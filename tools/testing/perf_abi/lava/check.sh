@@ -16,7 +16,8 @@
 #     dpkg-deb -x, cached) and the job's context, as lava-server does;
 #   - lava-run runs the job (qemu under TCG) and logs to stderr; its
 #     results are the YAML lines at lvl "results";
-#   - ./run_tests.sh --kernel SPEC -t PROG boots the same kernel directly;
+#   - ./run_tests.sh --kernel SPEC -t PROG --sysctl ... boots the same kernel
+#     directly, with the settings the test definition makes;
 #   - lava.py compare: every name in both, the same verdict in both.
 # OUT.ktap has one result per kernel, the comparison nested under it.
 # Every boot runs under the shared lock $PERF_ABI_LOCK
@@ -105,7 +106,11 @@ for spec in $kernels; do
 	fi
 	t2=$(date +%s%N)
 	if [ -z "$why" ]; then
+		# The settings the test definition makes (perf_events.yaml's
+		# PARANOID and USER_ACCESS defaults); a knob the kernel lacks is
+		# left alone, as there.
 		locked "$d/t2" "$top/run_tests.sh" --kernel "$spec" -t "$prog" -o "$d/direct" \
+			--sysctl kernel.perf_event_paranoid=2 --sysctl kernel.perf_user_access=1 \
 			>/dev/null 2>"$d/direct.err"
 		rc=$?
 		if [ "$rc" != 0 ] && [ "$rc" != 4 ] && [ "$rc" != 1 ]; then
