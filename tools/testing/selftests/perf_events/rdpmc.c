@@ -1170,7 +1170,7 @@ TEST(threads_migrate)
 	 * seqlock's retry can trap (SIGILL in the riscv64 guest).
 	 */
 	if (!IS_ARM64_OR_X86)
-		SKIP(return, "needs arm64 or x86 (riscv reads may trap on migration)");
+		SKIP(return, "needs arm64 or x86 (riscv reads may trap)");
 	if (skip)
 		SKIP(return, "%s", skip);
 	memset(t, 0, sizeof(t));
