@@ -201,10 +201,12 @@ bench:
 check:
 	@rm -rf "$(CHECK)"
 	@"$(M)/deps.sh" all
-	@fail=0; for s in $(CHECK_STAGES) $(CHECK_LATE_STAGES); do \
-	  echo "== check: $$s" >&2; \
+	@fail=0; : > "$(CHECK).times"; for s in $(CHECK_STAGES) $(CHECK_LATE_STAGES); do \
+	  echo "== check: $$s" >&2; t0=$$(date +%s); \
 	  $(MAKE) --no-print-directory check-$$s || fail=1; \
+	  echo "$$s $$(( $$(date +%s) - t0 ))" >> "$(CHECK).times"; \
 	done; \
+	echo "== check: seconds per stage: $$(tr '\n' ' ' < "$(CHECK).times")" >&2; \
 	python3 "$(M)/lib/ktap.py" total "$(CHECK)"/*.ktap || fail=1; \
 	exit $$fail
 
