@@ -34,8 +34,8 @@
 #define EXEC_ENV "PERF_EVENTS_RDPMC_EXEC_CHILD"
 
 /* arm_pmuv3.c format: config1:0 "long" (64-bit), config1:1 "rdpmc" */
-#define CFG1_64BIT (1ULL << 0)
-#define CFG1_RDPMC (1ULL << 1)
+#define CFG1_64BIT 0x1ULL
+#define CFG1_RDPMC 0x2ULL
 
 #define LOOPS 1000
 #define MAX_EVENTS 34
@@ -53,6 +53,8 @@
 #define NEED_ARM64 \
 	"needs arm64 (perf_user_access means another thing elsewhere)"
 #define NEED_X86 "needs the x86 cpu/rdpmc knob"
+#define NEED_KNOB "needs a user-access knob (perf_user_access, cpu/rdpmc)"
+#define NEED_TCLOCK "needs the task-clock software event"
 
 /*
  * The commits that made the promise a test checks, printed as one "hint:"
@@ -66,7 +68,7 @@
 #define HINT_X86 \
 	"7911d3f7af14 (x86 rdpmc 1: mapped events only), 59af95e028d4 (rdpmc 1: per-task counters)"
 
-#if defined(__aarch64__) || defined(__x86_64__) || defined(__i386__)
+#if defined(__aarch64__) || UP_ARCH_X86
 #define IS_ARM64_OR_X86 1
 #else
 #define IS_ARM64_OR_X86 0
@@ -109,6 +111,12 @@ static const char *why(int err)
 	if (err == EACCES || err == EPERM)
 		return NEED_PERM;
 	return NEED_PMU;
+}
+
+/* NEED_PERM for a refusal (err < 0), else the event's own reason. */
+static const char *perm_or(int err, const char *reason)
+{
+	return err == -EACCES || err == -EPERM ? NEED_PERM : reason;
 }
 
 /* A user-only hardware event, readable from user space where it can be. */
@@ -403,7 +411,7 @@ static const char *rdpmc_knob(void)
 {
 #if defined(__aarch64__)
 	return access(USER_ACCESS, F_OK) ? NULL : USER_ACCESS;
-#elif defined(__x86_64__) || defined(__i386__)
+#elif UP_ARCH_X86
 	static const char *const x86[] = {
 		"/sys/bus/event_source/devices/cpu/rdpmc",
 		"/sys/bus/event_source/devices/cpu_core/rdpmc",
@@ -472,12 +480,12 @@ static unsigned int bracket_loop(struct __test_metadata *_metadata,
 		direct++;
 		/* uapi: "count = pc->offset; ... count += pmc" is the count */
 		ASSERT_LE(r0.value, s.count)
-		TH_LOG("loop %u: self-read %llu < read() before %llu (index %u width %u pmc 0x%llx)",
+		TH_LOG("#%u: self-read %llu < read() before %llu (index %u width %u pmc 0x%llx)",
 		       i, (unsigned long long)s.count,
 		       (unsigned long long)r0.value, s.index, s.width,
 		       (unsigned long long)s.pmc);
 		ASSERT_LE(s.count, r1.value)
-		TH_LOG("loop %u: self-read %llu > read() after %llu (index %u width %u pmc 0x%llx)",
+		TH_LOG("#%u: self-read %llu > read() after %llu (index %u width %u pmc 0x%llx)",
 		       i, (unsigned long long)s.count,
 		       (unsigned long long)r1.value, s.index, s.width,
 		       (unsigned long long)s.pmc);
@@ -638,60 +646,70 @@ FIXTURE_VARIANT_ADD(agree, cycles_count_32) {
 		 .w64 = false,
 		 .evcnt = false },
 };
+
 FIXTURE_VARIANT_ADD(agree, cycles_count_64) {
 	.cfg = { .config = PERF_COUNT_HW_CPU_CYCLES,
 		 .period = 0,
 		 .w64 = true,
 		 .evcnt = false },
 };
+
 FIXTURE_VARIANT_ADD(agree, cycles_sample_32) {
 	.cfg = { .config = PERF_COUNT_HW_CPU_CYCLES,
 		 .period = 20011,
 		 .w64 = false,
 		 .evcnt = false },
 };
+
 FIXTURE_VARIANT_ADD(agree, cycles_sample_64) {
 	.cfg = { .config = PERF_COUNT_HW_CPU_CYCLES,
 		 .period = 20011,
 		 .w64 = true,
 		 .evcnt = false },
 };
+
 FIXTURE_VARIANT_ADD(agree, instructions_count_32) {
 	.cfg = { .config = PERF_COUNT_HW_INSTRUCTIONS,
 		 .period = 0,
 		 .w64 = false,
 		 .evcnt = false },
 };
+
 FIXTURE_VARIANT_ADD(agree, instructions_count_64) {
 	.cfg = { .config = PERF_COUNT_HW_INSTRUCTIONS,
 		 .period = 0,
 		 .w64 = true,
 		 .evcnt = false },
 };
+
 FIXTURE_VARIANT_ADD(agree, instructions_sample_32) {
 	.cfg = { .config = PERF_COUNT_HW_INSTRUCTIONS,
 		 .period = 20011,
 		 .w64 = false,
 		 .evcnt = false },
 };
+
 FIXTURE_VARIANT_ADD(agree, instructions_sample_64) {
 	.cfg = { .config = PERF_COUNT_HW_INSTRUCTIONS,
 		 .period = 20011,
 		 .w64 = true,
 		 .evcnt = false },
 };
+
 FIXTURE_VARIANT_ADD(agree, cycles_evcnt_count_32) {
 	.cfg = { .config = PERF_COUNT_HW_CPU_CYCLES,
 		 .period = 0,
 		 .w64 = false,
 		 .evcnt = true },
 };
+
 FIXTURE_VARIANT_ADD(agree, cycles_evcnt_sample_32) {
 	.cfg = { .config = PERF_COUNT_HW_CPU_CYCLES,
 		 .period = 20011,
 		 .w64 = false,
 		 .evcnt = true },
 };
+
 FIXTURE_VARIANT_ADD(agree, cycles_evcnt_count_64) {
 	.cfg = { .config = PERF_COUNT_HW_CPU_CYCLES,
 		 .period = 0,
@@ -971,9 +989,7 @@ static const char *user_time_run(struct __test_metadata *_metadata)
 	err = ev_open(&e, &a);
 	if (err && unsupported(-err)) {
 		TH_LOG("task-clock: %s", strerror(-err));
-		return err == -EACCES || err == -EPERM ?
-			       NEED_PERM :
-			       "needs the task-clock software event";
+		return perm_or(err, NEED_TCLOCK);
 	}
 	ASSERT_EQ(0, err);
 	if (!up_cap(e.pg, UP_CAP_USER_TIME)) {
@@ -1117,6 +1133,8 @@ struct thr {
 	char msg[160];
 };
 
+#define THR_MSG "thread %d loop %d: ret %d, %llu <= %llu <= %llu (index %u)"
+
 static void *thread_fn(void *arg)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -1148,12 +1166,10 @@ static void *thread_fn(void *arg)
 			continue;
 		if (ret || s.count < r0.value || s.count > r1.value) {
 			t->bad = i + 1;
-			snprintf(
-				t->msg, sizeof(t->msg),
-				"thread %d loop %d: ret %d, %llu <= %llu <= %llu (index %u)",
-				t->n, i, ret, (unsigned long long)r0.value,
-				(unsigned long long)s.count,
-				(unsigned long long)r1.value, s.index);
+			snprintf(t->msg, sizeof(t->msg), THR_MSG, t->n, i, ret,
+				 (unsigned long long)r0.value,
+				 (unsigned long long)s.count,
+				 (unsigned long long)r1.value, s.index);
 		}
 		t->direct++;
 		work(300);
@@ -1331,8 +1347,7 @@ TEST_F(knob, user_access_0_traps)
 	if (!UP_HAVE_HW_READ)
 		SKIP(return, NEED_READER);
 	if (!path)
-		SKIP(return,
-			   "needs a user-access knob (perf_user_access, cpu/rdpmc)");
+		SKIP(return, NEED_KNOB);
 	skip = knob_for_test(_metadata, path, "0");
 	if (skip)
 		SKIP(return, "%s", skip);
@@ -1341,7 +1356,7 @@ TEST_F(knob, user_access_0_traps)
 		SKIP(return, NEED_PMU);
 	TH_LOG("the read ended with %d, value 0x%llx", how,
 	       (unsigned long long)v);
-#if defined(__x86_64__) || defined(__i386__)
+#if UP_ARCH_X86
 	EXPECT_TRUE(how == 0 ? v == 0 : how == UP_TRAP_SIGNAL)
 	TH_LOG("want signal %d, or a read of 0", UP_TRAP_SIGNAL);
 #else
@@ -1407,7 +1422,7 @@ TEST_F(knob, user_access_1)
 static const char *x86_knob_for_test(struct __test_metadata *_metadata,
 				     const char *val)
 {
-#if defined(__x86_64__) || defined(__i386__)
+#if UP_ARCH_X86
 	const char *path = rdpmc_knob();
 
 	if (path)
@@ -1910,10 +1925,7 @@ TEST(times_never_negative)
 			err = ev_open(&e, &a);
 			if (err && unsupported(-err)) {
 				TH_LOG("task-clock: %s", strerror(-err));
-				SKIP(return, "%s",
-					   err == -EACCES || err == -EPERM ?
-						   NEED_PERM :
-						   "needs the task-clock software event");
+				SKIP(return, "%s", perm_or(err, NEED_TCLOCK));
 			}
 			ASSERT_EQ(0, err);
 		}

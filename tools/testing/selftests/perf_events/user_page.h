@@ -451,7 +451,19 @@ static inline uint64_t up_scale(uint64_t count, uint64_t enabled,
 /* arm64 hardware counter 31, page index 32: PMCCNTR_EL0 (arm_pmuv3.c) */
 #define UP_ARM64_CYCLE_COUNTER 31U
 
-#if defined(__x86_64__) || defined(__i386__)
+/*
+ * x86 in either width has one reader (rdpmc); the tests ask UP_ARCH_X86
+ * rather than the compiler's names of the two.
+ */
+#if defined(__x86_64__)
+#define UP_ARCH_X86 1
+#elif defined(__i386__)
+#define UP_ARCH_X86 1
+#else
+#define UP_ARCH_X86 0
+#endif
+
+#if UP_ARCH_X86
 /* --- x86: rdpmc, rdtsc --------------------------------------------------- */
 #define UP_HAVE_HW_READ 1
 #define UP_TRAP_SIGNAL SIGSEGV /* #GP: CR4.PCE clear */
@@ -518,29 +530,32 @@ static inline uint64_t up_hw_cycles(void)
 #define UP_HAVE_HW_READ 1
 #define UP_TRAP_SIGNAL SIGILL /* scounteren bit clear: illegal instruction */
 /* clang-format off */
-#define UP_CSRR(n, v)							\
+#define UP_CSRR(n, csr)							\
 	case n:								\
-		asm volatile("csrr %0, %1"				\
-			     : "=r"(v) : "i"(0xc00 + (n)) : "memory");	\
+		asm volatile("csrr %0, " #csr : "=r"(v) : : "memory");	\
 		break
 
 /*
  * CSR cycle (0xc00) + counter: riscv_pmu.c riscv_pmu_event_idx() gives the
- * counter's CSR number - 0xc00, plus 1 (instret 0xc02, hpmcounter3..31).
+ * counter's CSR number - 0xc00, plus 1 (cycle, time, instret, hpmcounter3..31
+ * are 0xc00..0xc1f).
  */
 static inline uint64_t up_hw_counter(uint32_t counter)
 {
 	uint64_t v = 0;
 
 	switch (counter) {
-	UP_CSRR(0, v); UP_CSRR(1, v); UP_CSRR(2, v); UP_CSRR(3, v);
-	UP_CSRR(4, v); UP_CSRR(5, v); UP_CSRR(6, v); UP_CSRR(7, v);
-	UP_CSRR(8, v); UP_CSRR(9, v); UP_CSRR(10, v); UP_CSRR(11, v);
-	UP_CSRR(12, v); UP_CSRR(13, v); UP_CSRR(14, v); UP_CSRR(15, v);
-	UP_CSRR(16, v); UP_CSRR(17, v); UP_CSRR(18, v); UP_CSRR(19, v);
-	UP_CSRR(20, v); UP_CSRR(21, v); UP_CSRR(22, v); UP_CSRR(23, v);
-	UP_CSRR(24, v); UP_CSRR(25, v); UP_CSRR(26, v); UP_CSRR(27, v);
-	UP_CSRR(28, v); UP_CSRR(29, v); UP_CSRR(30, v); UP_CSRR(31, v);
+	UP_CSRR(0, cycle); UP_CSRR(1, time); UP_CSRR(2, instret);
+	UP_CSRR(3, hpmcounter3); UP_CSRR(4, hpmcounter4); UP_CSRR(5, hpmcounter5);
+	UP_CSRR(6, hpmcounter6); UP_CSRR(7, hpmcounter7); UP_CSRR(8, hpmcounter8);
+	UP_CSRR(9, hpmcounter9); UP_CSRR(10, hpmcounter10); UP_CSRR(11, hpmcounter11);
+	UP_CSRR(12, hpmcounter12); UP_CSRR(13, hpmcounter13); UP_CSRR(14, hpmcounter14);
+	UP_CSRR(15, hpmcounter15); UP_CSRR(16, hpmcounter16); UP_CSRR(17, hpmcounter17);
+	UP_CSRR(18, hpmcounter18); UP_CSRR(19, hpmcounter19); UP_CSRR(20, hpmcounter20);
+	UP_CSRR(21, hpmcounter21); UP_CSRR(22, hpmcounter22); UP_CSRR(23, hpmcounter23);
+	UP_CSRR(24, hpmcounter24); UP_CSRR(25, hpmcounter25); UP_CSRR(26, hpmcounter26);
+	UP_CSRR(27, hpmcounter27); UP_CSRR(28, hpmcounter28); UP_CSRR(29, hpmcounter29);
+	UP_CSRR(30, hpmcounter30); UP_CSRR(31, hpmcounter31);
 		/* clang-format on */
 	}
 	return v;
@@ -590,19 +605,19 @@ static inline int up_self_read_with(const void *pg, struct up_count *c,
 	uint32_t seq;
 	bool rdpmc;
 
-#define UP_LOAD(f) __atomic_load_n(&pc->f, __ATOMIC_RELAXED)
+#define UP_LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 	for (c->retries = 0; c->retries < UP_SEQ_RETRIES; c->retries++) {
 		seq = __atomic_load_n(&pc->lock, __ATOMIC_ACQUIRE);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		c->enabled = UP_LOAD(time_enabled);
-		c->running = UP_LOAD(time_running);
-		caps = UP_LOAD(capabilities);
+		c->enabled = UP_LOAD(pc->time_enabled);
+		c->running = UP_LOAD(pc->time_running);
+		caps = UP_LOAD(pc->capabilities);
 		c->has_time = caps >> UP_CAP_USER_TIME & 1;
 		/* not only when enabled != running: the bracket needs both */
 		cyc = c->has_time ? cycles() : 0;
-		c->index = UP_LOAD(index);
-		c->width = UP_LOAD(pmc_width);
-		c->count = UP_LOAD(offset);
+		c->index = UP_LOAD(pc->index);
+		c->width = UP_LOAD(pc->pmc_width);
+		c->count = UP_LOAD(pc->offset);
 		c->pmc = 0;
 		rdpmc = have_hw && (caps >> UP_CAP_USER_RDPMC & 1) && c->index;
 		if (rdpmc) {
@@ -611,12 +626,12 @@ static inline int up_self_read_with(const void *pg, struct up_count *c,
 		}
 		if (c->has_time) {
 			if (caps >> UP_CAP_USER_TIME_SHORT & 1)
-				cyc = UP_LOAD(time_cycles) +
-				      ((cyc - UP_LOAD(time_cycles)) &
-				       UP_LOAD(time_mask));
-			delta = UP_LOAD(time_offset) +
-				up_cyc_to_ns(cyc, UP_LOAD(time_shift),
-					     UP_LOAD(time_mult));
+				cyc = UP_LOAD(pc->time_cycles) +
+				      ((cyc - UP_LOAD(pc->time_cycles)) &
+				       UP_LOAD(pc->time_mask));
+			delta = UP_LOAD(pc->time_offset) +
+				up_cyc_to_ns(cyc, UP_LOAD(pc->time_shift),
+					     UP_LOAD(pc->time_mult));
 			c->enabled += delta;
 			if (c->index)
 				c->running += delta;
