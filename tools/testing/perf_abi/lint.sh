@@ -5,9 +5,9 @@
 #   lint.sh FW OUT
 # FW is the framework tree (build/ksft-6.12) whose checkpatch.pl and
 # .clang-format are used; OUT receives the KTAP log.  Checked: every suite
-# file with checkpatch --no-tree, every C file with clang-format, builds
-# with gcc and clang under -Werror against the 6.12 and the 6.1 harness,
-# and that git tracks no file of the kernel.
+# file with checkpatch --strict --no-tree, every C file with clang-format,
+# builds with gcc and clang under -Werror against the 6.12 and the 6.1
+# harness, and that git tracks no file of the kernel.
 set -u
 
 fw=${1:?usage: lint.sh FW OUT}
@@ -38,8 +38,8 @@ files=$(git ls-files "$suite" 2>/dev/null)
 [ -n "$files" ] || files=$(find "$suite" -type f | sort)
 
 for f in $files; do
-	perl "$fw/scripts/checkpatch.pl" --no-tree --no-summary --quiet -f "$f" \
-		>"$tmp/log" 2>&1
+	perl "$fw/scripts/checkpatch.pl" --strict --no-tree --no-summary \
+		--quiet -f "$f" >"$tmp/log" 2>&1
 	rc=$?
 	[ -s "$tmp/log" ] && rc=1
 	result "checkpatch $f" "$tmp/log" $rc
