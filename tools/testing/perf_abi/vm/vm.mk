@@ -39,7 +39,18 @@ VM_CHECK_ARCHES ?= debian:6.12.113+deb13-s390x=mmap_page \
 	debian:6.12.118+deb13-riscv64=rdpmc
 
 CHECK_STAGES += vm vm-arches
-.PHONY: check-vm check-vm-arches bench-vm
+.PHONY: check-vm check-vm-arches bench-vm $(addprefix privrun-,$(GUEST_ARCHES))
+
+# vm/privrun.c, the guest's /usr/bin/privrun (run_tests.sh --privilege,
+# --cells, --user): static for ARCH, with libcap as the suite links it.
+$(addprefix privrun-,$(GUEST_ARCHES)): privrun-%: $(B)/privrun-%
+
+$(B)/privrun-%: $(M)/vm/privrun.c
+	@$(if $(DEPS_$*),"$(M)/deps.sh" $(DEPS_$*))
+	@$(if $(SYSROOT_$*),$(MAKE) --no-print-directory "$(SYSROOT_$*)/.done")
+	@mkdir -p "$(B)"
+	@$(CROSS_$*)gcc -static -O2 -Wall -Wextra -Werror $(LIBCAP_$*) \
+		-o "$@.tmp" "$<" -lcap && mv "$@.tmp" "$@"
 
 check-vm:
 	@mkdir -p "$(CHECK)" "$(B)"
