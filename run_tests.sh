@@ -245,7 +245,7 @@ run() {
 selectors=() log= mode=host spec= arch= append= smp=2 memory=512M kvm=
 suite= label= jobs=2 outdir= matrix_file= old_spec= new_spec= guest_opt=
 list= repeat=1 matrix_given=
-priv= cells= ncells=1 user_given= privrun=
+priv= cells= ncells=1 user_given=
 set_mode() {
 	[ "$mode" = host ] || [ "$mode" = "$1" ] ||
 		die "--kernel, --matrix and --compare go one at a time"
@@ -376,7 +376,7 @@ while [ $# -gt 0 ]; do
 		[[ $2 =~ ^(0|[1-9][0-9]{0,9})$ ]] && [ "$2" -le 4294967294 ] ||
 			die "$1: '$2' is not a numeric uid"
 		append="$append perf_abi.user=$2"
-		user_given=$2 privrun=1
+		user_given=$2
 		shift 2 ;;
 	--privilege)
 		guest_opt=${guest_opt:-$1}
@@ -385,7 +385,7 @@ while [ $# -gt 0 ]; do
 		*) die "$1: '$2' is not a MODE (root, nocaps, perfmon, user)" ;;
 		esac
 		[ -z "$priv" ] || die "$1 given twice"
-		priv=$2 privrun=1
+		priv=$2
 		append="$append perf_abi.priv=$2"
 		shift 2 ;;
 	--cells)
@@ -409,7 +409,6 @@ while [ $# -gt 0 ]; do
 			die "$1: '$2' is not a comma-separated list of MODE@LEVEL"
 		ncells=$(tr ',' '\n' <<<"$cells" | wc -l)
 		append="$append perf_abi.cells=$cells"
-		privrun=1
 		shift 2 ;;
 	-j|--jobs)
 		guest_opt=${guest_opt:-$1}
@@ -789,13 +788,12 @@ if [ ${#selectors[@]} -gt 0 ] || [ -n "$list" ]; then
 	[ -z "$list" ] || exit 0
 fi
 for a in $arches; do
-	pr=
-	if [ -n "$privrun" ]; then	# vm/privrun.c for the guest
-		pr=$B/privrun-$a
-		make -s -C "$top" "privrun-$a" >"$work/err" 2>&1 ||
-			die "vm/privrun.c did not build for $a (make privrun-$a): $(tail -n 1 "$work/err")"
-	fi
-	run "$m/vm/initramfs.sh" "$a" "${tree[$a]}" "$m/vm/init" ${pr:+"$pr"} >"$work/initrd" 2>"$work/err" || {
+	# The guest's helpers: privrun (--privilege, --cells, --user) and
+	# sibling (perf_abi.sibling=N)
+	make -s -C "$top" "vm-helpers-$a" >"$work/err" 2>&1 ||
+		die "the guest helpers did not build for $a (make vm-helpers-$a): $(tail -n 1 "$work/err")"
+	run "$m/vm/initramfs.sh" "$a" "${tree[$a]}" "$m/vm/init" \
+		"$B/privrun-$a" "$B/sibling-$a" >"$work/initrd" 2>"$work/err" || {
 		msg=$(tail -n 1 "$work/err" | sed -E 's/^(initramfs|apt-fetch)(\.sh)?: //')
 		die "${msg:-cannot build the $a initramfs}"
 	}
