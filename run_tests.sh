@@ -111,7 +111,8 @@ Guest kernel command line knobs read by the test init: perf_abi.live=1
 (copy the whole runner output to the console as it comes),
 perf_abi.sysctl=NAME=VALUE, perf_abi.user=UID, perf_abi.priv=MODE and
 perf_abi.cells=LIST (what --sysctl, --user, --privilege and --cells pass),
-perf_abi.paranoid=N (kernel.perf_event_paranoid).
+perf_abi.paranoid=N (kernel.perf_event_paranoid), perf_abi.sibling=N (hold
+N pinned hardware events per CPU during the run: make soak's sibling).
 Environment: PERF_ABI_CACHE (downloaded kernels, initramfs; default
 ~/.cache/perf-abi), QEMU_X86_64, QEMU_ARM64, QEMU_S390X, QEMU_PPC64LE,
 QEMU_RISCV64 (qemu binaries to use; the machine of each architecture is
