@@ -9,8 +9,8 @@ CHECK_STAGES += bisect
 
 .PHONY: check-bisect
 check-bisect:
-	@mkdir -p $(CHECK)
-	@$(M)/deps.sh kernel >/dev/null 2>&1; \
-	  $(M)/kernels/bisect-proof.sh $(CHECK)/bisect.ktap; rc=$$?; \
-	  sed -n 's/^\(not \)\{0,1\}ok [0-9]* selftests: bisect: /bisect: /p' $(CHECK)/bisect.ktap; \
+	@mkdir -p "$(CHECK)"
+	@"$(M)/deps.sh" kernel >/dev/null 2>&1; \
+	  "$(M)/kernels/bisect-proof.sh" "$(CHECK)/bisect.ktap"; rc=$$?; \
+	  sed -n 's/^\(not \)\{0,1\}ok [0-9]* selftests: bisect: /bisect: /p' "$(CHECK)/bisect.ktap"; \
 	  exit $$rc

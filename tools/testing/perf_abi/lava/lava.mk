@@ -16,6 +16,6 @@ CHECK_STAGES += lava
 .PHONY: check-lava
 
 check-lava:
-	@mkdir -p $(CHECK)
+	@mkdir -p "$(CHECK)"
 	@LAVA_CHECK_KERNELS="$(LAVA_CHECK_KERNELS)" LAVA_CHECK_TEST="$(LAVA_CHECK_TEST)" \
-	  $(M)/lava/check.sh "$(CHECK)/lava.ktap" "$(B)/lava-check"
+	  "$(M)/lava/check.sh" "$(CHECK)/lava.ktap" "$(B)/lava-check"

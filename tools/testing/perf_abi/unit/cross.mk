@@ -18,7 +18,7 @@ CHECK_STAGES += $(UNIT_CROSS_ARCHES:%=unit-%)
 unit: $(UNIT_CROSS_ARCHES:%=check-unit-%)
 
 $(B)/unit-%/.built: $(UNIT_CROSS_SRCS) $(SUITE)/user_page.h $(STAGE)/.staged
-	@$(M)/deps.sh cross
+	@"$(M)/deps.sh" cross
 	@mkdir -p "$(@D)"
 	@for src in $(UNIT_CROSS_SRCS); do \
 	  $(UNIT_CROSS_CC_$*) $(UNIT_CFLAGS) -static \
@@ -36,5 +36,5 @@ $(UNIT_CROSS_ARCHES:%=check-unit-%): check-unit-%: stage
 	    "$(UNIT_CROSS_RUN_$*)" "$$t" > "$(B)/unit-$*/$$t-$*"; \
 	  chmod +x "$(B)/unit-$*/$$t-$*"; \
 	done
-	@$(M)/lib/ktap-run.sh $(CHECK)/unit-$*.ktap \
+	@"$(M)/lib/ktap-run.sh" "$(CHECK)/unit-$*.ktap" \
 	  $(patsubst $(M)/unit/%.c,$(B)/unit-$*/%-$*,$(UNIT_CROSS_SRCS))

@@ -22,8 +22,8 @@ PATCH_OUT ?= $(B)/patch
 PREFIX ?= /usr/local
 DESTDIR ?=
 INSTALL_DIR = $(DESTDIR)$(PREFIX)/libexec/perf-abi-selftests
-VERSION = $(shell cat $(TOP)/VERSION 2>/dev/null || \
-	git -C $(TOP) describe --tags --always --dirty 2>/dev/null || echo unknown)
+VERSION = $(shell cat "$(TOP)/VERSION" 2>/dev/null || \
+	git -C "$(TOP)" describe --tags --always --dirty 2>/dev/null || echo unknown)
 DIST_NAME = perf-abi-selftests-$(VERSION)
 
 CHECK_STAGES += upstream dist
@@ -32,8 +32,8 @@ CHECK_STAGES += upstream dist
 	check-dist $(addprefix upstream-,$(UPSTREAM_VERS))
 
 upstream-trees:
-	@$(M)/deps.sh upstream
-	@for v in $(UPSTREAM_VERS); do $(UP)/tree.sh $$v || exit 2; done
+	@"$(M)/deps.sh" upstream
+	@for v in $(UPSTREAM_VERS); do "$(UP)/tree.sh" $$v || exit 2; done
 
 # One tree: build/upstream/VER/ (logs, series, install, tarball),
 # build/check/upstream-VER.ktap.
@@ -43,28 +43,28 @@ upstream-trees:
 # on with the test), 90 s that test nothing of ours.
 UPSTREAM_THEIRS ?= 6.12 7.3
 $(addprefix upstream-,$(UPSTREAM_VERS)): upstream-%:
-	@mkdir -p $(CHECK)
-	@$(UP)/run.sh $(if $(filter $*,$(UPSTREAM_THEIRS)),,--ours-only) \
+	@mkdir -p "$(CHECK)"
+	@"$(UP)/run.sh" $(if $(filter $*,$(UPSTREAM_THEIRS)),,--ours-only) \
 		$(if $(filter $*,$(PATCH_BASE)),--checkpatch) \
-		$* $(B)/upstream/$* $(CHECK)/upstream-$*.ktap
+		$* "$(B)/upstream/$*" "$(CHECK)/upstream-$*.ktap"
 
 # Two trees at a time (each run is one process at a time, mostly forks).
 UPSTREAM_JOBS ?= 2
 check-upstream:
-	@$(M)/deps.sh upstream
+	@"$(M)/deps.sh" upstream
 	@$(MAKE) --no-print-directory -j$(UPSTREAM_JOBS) -k \
 		$(addprefix upstream-,$(UPSTREAM_VERS))
 
 upstream-check:
 	@$(MAKE) --no-print-directory check-upstream; rc=$$?; \
-	  python3 $(M)/lib/ktap.py total $(addprefix $(CHECK)/upstream-,$(addsuffix .ktap,$(UPSTREAM_VERS))) \
+	  python3 "$(M)/lib/ktap.py" total $(foreach v,$(UPSTREAM_VERS),"$(CHECK)/upstream-$(v).ktap") \
 		|| rc=1; exit $$rc
 
 patch:
-	@$(M)/deps.sh upstream
-	@tree="$(if $(KSRC),$(abspath $(KSRC)),$$($(UP)/tree.sh $(PATCH_BASE)))" || exit 2; \
-	  python3 $(UP)/series.py "$$tree" $(SUITE) $(UP)/series $(PATCH_OUT) >/dev/null || exit $$?; \
-	  rc=0; for p in $(PATCH_OUT)/*.patch; do \
+	@"$(M)/deps.sh" upstream
+	@tree="$(if $(KSRC),$(abspath $(KSRC)),$$("$(UP)/tree.sh" $(PATCH_BASE)))" || exit 2; \
+	  python3 "$(UP)/series.py" "$$tree" "$(SUITE)" "$(UP)/series" "$(PATCH_OUT)" >/dev/null || exit $$?; \
+	  rc=0; for p in "$(PATCH_OUT)"/*.patch; do \
 	    case $$p in */0000-cover-letter.patch) echo "$$p"; continue ;; esac; \
 	    t=$$(cd "$$tree" && PATH=/usr/bin:/bin:$$PATH perl scripts/checkpatch.pl --strict "$$p" 2>&1 | \
 		grep '^total:'); \
@@ -79,7 +79,7 @@ patch:
 install: install-host
 	@rm -rf "$(INSTALL_DIR)"
 	@mkdir -p "$(INSTALL_DIR)" "$(DESTDIR)$(PREFIX)/bin"
-	@cp -a $(B)/install-host/. "$(INSTALL_DIR)/"
+	@cp -a "$(B)/install-host/." "$(INSTALL_DIR)/"
 	@printf '#!/bin/sh\n# perf user page ABI selftests (%s)\ncd "%s" && exec ./run_kselftest.sh -c perf_events "$$@"\n' \
 		"$(VERSION)" "$(PREFIX)/libexec/perf-abi-selftests" \
 		> "$(DESTDIR)$(PREFIX)/bin/perf-abi-selftests"
@@ -89,18 +89,18 @@ install: install-host
 # Source tarball of what git tracks (with uncommitted changes to tracked
 # files), plus a VERSION file that a build from the tarball reads.
 dist:
-	@git -C $(TOP) rev-parse --git-dir >/dev/null 2>&1 || \
+	@git -C "$(TOP)" rev-parse --git-dir >/dev/null 2>&1 || \
 	  { echo "make dist: needs the git clone (no .git in $(TOP))" >&2; exit 2; }
-	@mkdir -p $(B)/dist
-	@echo "$(VERSION)" > $(B)/dist/VERSION
-	@ref=$$(git -C $(TOP) stash create); \
-	  git -C $(TOP) archive --format=tar.gz --prefix=$(DIST_NAME)/ \
-		--add-file=$(B)/dist/VERSION -o $(B)/dist/$(DIST_NAME).tar.gz $${ref:-HEAD}
-	@echo $(B)/dist/$(DIST_NAME).tar.gz
+	@mkdir -p "$(B)/dist"
+	@echo "$(VERSION)" > "$(B)/dist/VERSION"
+	@ref=$$(git -C "$(TOP)" stash create); \
+	  git -C "$(TOP)" archive --format=tar.gz --prefix=$(DIST_NAME)/ \
+		--add-file="$(B)/dist/VERSION" -o "$(B)/dist/$(DIST_NAME).tar.gz" $${ref:-HEAD}
+	@echo "$(B)/dist/$(DIST_NAME).tar.gz"
 
 # make check: the tarball holds exactly the tracked files and its VERSION;
 # an install from it (DESTDIR) lists and runs mmap_page through the
 # installed runner.
 check-dist:
-	@mkdir -p $(CHECK)
-	@$(UP)/dist-check.sh $(CHECK)/dist.ktap
+	@mkdir -p "$(CHECK)"
+	@"$(UP)/dist-check.sh" "$(CHECK)/dist.ktap"
