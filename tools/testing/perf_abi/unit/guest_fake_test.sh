@@ -49,7 +49,7 @@ os.execv(sys.argv[1], sys.argv[1:])' "$rt" "$@" >"$tmp/stdout" 2>"$tmp/stderr" <
 	pid=$!
 	# until it leads its session and runs the script (its traps)
 	for ((i = 0; i < 100; i++)); do
-		[ "$(ps -o sid=,args= -p "$pid" | awk '{ print $1, ($3 ~ /run_tests/) }')" = "$pid 1" ] && break
+		[ "$(ps -o sid=,args= -p "$pid" | awk '{ sid = $1; $1 = ""; print sid, ($0 ~ /run_tests/) }')" = "$pid 1" ] && break
 		sleep 0.05
 	done
 	sleep 0.2
