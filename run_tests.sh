@@ -84,7 +84,18 @@ Guest options:
                       guest before the suite, e.g. kernel.perf_user_access=1
                       (repeatable; without it the guest keeps the kernel's
                       own settings, e.g. Debian's perf_event_paranoid 3)
-      --user UID      run the suite as UID in the guest (default root)
+      --user UID      run the suite as UID in the guest (default root); alone,
+                      --privilege user
+      --privilege MODE  run the suite in the guest as root (the default),
+                      nocaps (uid 0 without any capability), perfmon (the
+                      --user uid, default 65534, with CAP_PERFMON only) or
+                      user (that uid, no capability)
+      --cells LIST    in one boot, the suite once per cell MODE@LEVEL of
+                      LIST (commas), in MODE at perf_event_paranoid LEVEL
+                      (-1 to 3); "all": every MODE at every LEVEL.  The
+                      guest's KTAP has one result per cell, "privileges:
+                      MODE@LEVEL", the cell's runner KTAP nested in it
+                      (tools/testing/perf_abi/privileges.sh makes a table)
   -j, --jobs N        guests at a time (default 2)
 
 LAVA (the engine KernelCI and LKFT run; tools/testing/perf_abi/lava/):
@@ -98,8 +109,10 @@ LAVA (the engine KernelCI and LKFT run; tools/testing/perf_abi/lava/):
 
 Guest kernel command line knobs read by the test init: perf_abi.live=1
 (copy the whole runner output to the console as it comes),
-perf_abi.sysctl=NAME=VALUE and perf_abi.user=UID (what --sysctl and
---user pass), perf_abi.paranoid=N (kernel.perf_event_paranoid).
+perf_abi.sysctl=NAME=VALUE, perf_abi.user=UID, perf_abi.priv=MODE and
+perf_abi.cells=LIST (what --sysctl, --user, --privilege and --cells pass),
+perf_abi.paranoid=N (kernel.perf_event_paranoid), perf_abi.sibling=N (hold
+N pinned hardware events per CPU during the run: make soak's sibling).
 Environment: PERF_ABI_CACHE (downloaded kernels, initramfs; default
 ~/.cache/perf-abi), QEMU_X86_64, QEMU_ARM64, QEMU_S390X, QEMU_PPC64LE,
 QEMU_RISCV64 (qemu binaries to use; the machine of each architecture is
@@ -233,6 +246,7 @@ run() {
 selectors=() log= mode=host spec= arch= append= smp=2 memory=512M kvm=
 suite= label= jobs=2 outdir= matrix_file= old_spec= new_spec= guest_opt=
 list= repeat=1 matrix_given=
+priv= cells= ncells=1 user_given=
 set_mode() {
 	[ "$mode" = host ] || [ "$mode" = "$1" ] ||
 		die "--kernel, --matrix and --compare go one at a time"
@@ -363,6 +377,39 @@ while [ $# -gt 0 ]; do
 		[[ $2 =~ ^(0|[1-9][0-9]{0,9})$ ]] && [ "$2" -le 4294967294 ] ||
 			die "$1: '$2' is not a numeric uid"
 		append="$append perf_abi.user=$2"
+		user_given=$2
+		shift 2 ;;
+	--privilege)
+		guest_opt=${guest_opt:-$1}
+		[ $# -ge 2 ] || die "$1 needs a MODE: root, nocaps, perfmon or user (try --help)"
+		case $2 in root|nocaps|perfmon|user) ;;
+		*) die "$1: '$2' is not a MODE (root, nocaps, perfmon, user)" ;;
+		esac
+		[ -z "$priv" ] || die "$1 given twice"
+		priv=$2
+		append="$append perf_abi.priv=$2"
+		shift 2 ;;
+	--cells)
+		guest_opt=${guest_opt:-$1}
+		[ $# -ge 2 ] || die "$1 needs MODE@LEVEL,... or all (try --help)"
+		[ -z "$cells" ] || die "$1 given twice"
+		cells=$2
+		if [ "$cells" = all ]; then
+			cells=
+			for c in root nocaps perfmon user; do
+				for l in -1 0 1 2 3; do
+					cells=$cells${cells:+,}$c@$l
+				done
+			done
+		fi
+		for c in ${cells//,/ }; do
+			[[ $c =~ ^(root|nocaps|perfmon|user)@(-1|0|1|2|3)$ ]] ||
+				die "$1: '$c' is not MODE@LEVEL (MODE root, nocaps, perfmon or user; LEVEL -1 to 3)"
+		done
+		[[ $cells =~ ^[^,](.*[^,])?$ ]] && [[ $cells != *,,* ]] ||
+			die "$1: '$2' is not a comma-separated list of MODE@LEVEL"
+		ncells=$(tr ',' '\n' <<<"$cells" | wc -l)
+		append="$append perf_abi.cells=$cells"
 		shift 2 ;;
 	-j|--jobs)
 		guest_opt=${guest_opt:-$1}
@@ -391,6 +438,10 @@ done
 [ -z "$guest_opt" ] || [ "$mode" != host ] ||
 	die "$guest_opt goes with --kernel, --matrix or --compare"
 [ -z "$label" ] || [ "$mode" = kernel ] || die "--label goes with --kernel"
+[ -z "$priv" ] || [ -z "$cells" ] || die "--privilege and --cells go one at a time (a cell names its MODE)"
+case $priv in root|nocaps)
+	[ -z "$user_given" ] || die "--user goes with --privilege perfmon or user (root and nocaps run as uid 0)" ;;
+esac
 [ -z "$arch" ] || [ "$mode" != matrix ] || die "--arch goes with --kernel or --compare (a matrix names its kernels)"
 [ -z "$log" ] || [ "$mode" = host ] || [ "$mode" = kernel ] || die "--log goes with one kernel; use --output"
 [ -z "$list" ] || [ "$repeat" = 1 ] || die "--list and --repeat go one at a time"
@@ -738,7 +789,12 @@ if [ ${#selectors[@]} -gt 0 ] || [ -n "$list" ]; then
 	[ -z "$list" ] || exit 0
 fi
 for a in $arches; do
-	run "$m/vm/initramfs.sh" "$a" "${tree[$a]}" >"$work/initrd" 2>"$work/err" || {
+	# The guest's helpers: privrun (--privilege, --cells, --user) and
+	# sibling (perf_abi.sibling=N)
+	make -s -C "$top" "vm-helpers-$a" >"$work/err" 2>&1 ||
+		die "the guest helpers did not build for $a (make vm-helpers-$a): $(tail -n 1 "$work/err")"
+	run "$m/vm/initramfs.sh" "$a" "${tree[$a]}" "$m/vm/init" \
+		"$B/privrun-$a" "$B/sibling-$a" >"$work/initrd" 2>"$work/err" || {
 		msg=$(tail -n 1 "$work/err" | sed -E 's/^(initramfs|apt-fetch)(\.sh)?: //')
 		die "${msg:-cannot build the $a initramfs}"
 	}
@@ -766,7 +822,11 @@ limit_for() {	# ARCH
 		s=$(sed -n 's/^timeout=//p' "${tree[$a]}/$d/settings" 2>/dev/null | head -n 1)
 		t=$((t + ${s:-45}))
 	done < <(tree_progs "${tree[$a]}")
-	echo "$((boot + t)) boot allowance ${boot}s + settings timeouts ${t}s"
+	if [ "$ncells" -gt 1 ]; then
+		echo "$((boot + t * ncells)) boot allowance ${boot}s + settings timeouts ${t}s x $ncells cells"
+	else
+		echo "$((boot + t)) boot allowance ${boot}s + settings timeouts ${t}s"
+	fi
 }
 
 # --- boot them -----------------------------------------------------------

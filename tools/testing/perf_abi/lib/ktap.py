@@ -24,6 +24,8 @@ BAIL = re.compile(r'^Bail out!\s*(.*?)\s*$')
 NESTED = re.compile(r'^(#\s|\s+)(?:K?TAP) version \d+\s*$')
 DIRECTIVES = ('SKIP', 'TODO', 'XFAIL', 'TIMEOUT', 'ERROR')
 # kselftest_harness.h's own progress lines, not a failure message.
+# The harness's line as a test starts: "#  RUN           FIXTURE.TEST ..."
+RUN_MARK = re.compile(r'^#\s+RUN\s+(\S+)')
 HARNESS_MARK = re.compile(r'^#\s+(RUN|OK|FAIL|SKIP|XFAIL|XPASS|PASSED:|FAILED:|Totals:|Starting)\b')
 
 
@@ -171,6 +173,41 @@ def _message(t):
     return ''
 
 
+def _unfinished(sub, tests, r, verdict):
+    """The test a failed program was running when it ended (a harness RUN
+    line after its last result, none of its own): a failed test of that
+    name, "TIMEOUT" when the runner killed the program at its timeout,
+    else the program's end (a crash, a guest that died or hung)."""
+    if verdict != 'fail' and not r.get('orphan'):
+        return None
+    name = None
+    for line in sub['log']:
+        m = RUN_MARK.match(line)
+        if m:
+            name = m.group(1)
+    if name is None or any(t['name'] == name for t in tests):
+        return None
+    if r['directive'] == 'TIMEOUT':
+        why = 'TIMEOUT'
+        msg = 'timed out: the program was killed at its kselftest timeout' \
+            '%s while running this test' % (
+                ' (%s)' % r['reason'] if r['reason'] else '')
+    elif r.get('orphan'):
+        why = None
+        msg = 'did not finish: the program ended without a result line ' \
+            '(the guest died or hung, see the run\'s Bail out!) while ' \
+            'running this test'
+    else:
+        why = None
+        msg = 'did not finish: the program ended (%s) while running this ' \
+            'test' % (((r['directive'] or '') + ' ' + r['reason']).strip()
+                      or 'not ok')
+    log = [line for line in sub['log'] if line.strip()]
+    return {'name': name, 'number': len(tests) + 1, 'verdict': 'fail',
+            'directive': why, 'reason': msg, 'log': log,
+            'errors': [], 'message': msg, 'unfinished': True}
+
+
 def _settle(r):
     """Verdict and errors of one result, from its line and its subtests."""
     verdict = _verdict(r['ok'], r['directive'])
@@ -190,6 +227,9 @@ def _settle(r):
             if t['verdict'] == 'fail':
                 t['message'] = _message(dict(t, reason=t['reason'] or
                                              '; '.join(t['errors'])))
+        hung = _unfinished(sub, tests, r, verdict)
+        if hung:
+            tests.append(hung)
         failed = [t for t in tests if t['verdict'] == 'fail']
         if not tests:
             if verdict != 'skip' and not r.get('orphan'):
@@ -332,8 +372,15 @@ def summary_line(parsed, label='perf_events'):
 
 
 def problem_lines(parsed, label='perf_events'):
-    """One line per KTAP error and kernel splat."""
+    """One line per KTAP error, kernel splat and test that did not
+    finish (a hung test: TIMEOUT)."""
     out = ['%s: error: %s' % (label, e) for e in parsed.get('errors', ())]
+    for p in parsed.get('programs', ()):
+        for t in p['tests']:
+            if t.get('unfinished'):
+                out.append('%s: %s%s:%s: %s' % (
+                    label, t['directive'] + ' ' if t['directive'] else '',
+                    p['name'], t['name'], t['message']))
     for s in parsed.get('splats', ()):
         out.append('%s: kernel splat %s: %s' % (label, s['during'], s['line']))
     return out

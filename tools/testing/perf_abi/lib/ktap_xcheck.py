@@ -5,6 +5,7 @@ JUnit against the KTAP it came from.  Prints KTAP; exit 1 on a mismatch.
 
   ktap_xcheck.py kunit KUNIT_DIR FILE...
   ktap_xcheck.py junit KUNIT_DIR JUNIT KTAP [SUITE]
+  ktap_xcheck.py junit-matrix KUNIT_DIR JUNIT DIR
 
 kunit: every FILE (kselftest runner output) is read by ktap.py and by
 KUNIT_DIR/kunit.py parse (tools/testing/kunit of a kernel tree) twice:
@@ -44,6 +45,11 @@ testcase per test kunit.py finds in the KTAP (nested), with the same
 names, <failure> for each failed test and <skipped> for each skip, whose
 message is the reason of the KTAP's SKIP line; the counts in the
 attributes agree with the testcases.
+
+junit-matrix: the JUnit of a matrix run (DIR/junit.xml of run_tests.sh
+--matrix --output DIR) against each kernel's KTAP in DIR: one testsuite
+per LABEL.ktap, named LABEL, each checked as junit does, and the totals
+of <testsuites> the sums of its testsuites.
 """
 
 import json
@@ -306,7 +312,41 @@ def junit_main(kdir, junit, ktap_path, suite=None):
     return bad
 
 
+def junit_matrix_main(kdir, junit, ktap_dir):
+    """[problem] of a matrix's JUnit (run_tests.sh --matrix --output DIR:
+    DIR/junit.xml) against the KTAP of each of its kernels (DIR/LABEL.ktap):
+    a testsuite per kernel and no other, each as junit_main checks it, and
+    the <testsuites> totals the sums of its testsuites."""
+    bad = []
+    labels = sorted(f[:-len('.ktap')] for f in os.listdir(ktap_dir)
+                    if f.endswith('.ktap') and f != 'report.ktap')
+    root = ET.parse(junit).getroot()
+    if root.tag != 'testsuites':
+        return ['%s: the root is <%s>, not <testsuites>' % (junit, root.tag)]
+    suites = root.findall('testsuite')
+    names = sorted(s.get('name') for s in suites)
+    if names != labels:
+        bad.append('testsuites %s, kernels (KTAP files) %s' % (names, labels))
+    if not labels:
+        bad.append('no kernel KTAP in %s' % ktap_dir)
+    for label in labels:
+        if label in names:
+            bad += ['%s: %s' % (label, b) for b in junit_main(
+                kdir, junit, os.path.join(ktap_dir, label + '.ktap'), label)]
+    for attr in ('tests', 'failures', 'skipped'):
+        total = sum(int(s.get(attr) or 0) for s in suites)
+        if root.get(attr) != str(total):
+            bad.append('<testsuites %s="%s">, its testsuites sum to %d'
+                       % (attr, root.get(attr), total))
+    return bad
+
+
 def main(argv):
+    if len(argv) == 5 and argv[1] == 'junit-matrix':
+        bad = junit_matrix_main(argv[2], argv[3], argv[4])
+        for b in bad:
+            print('# %s' % b)
+        return 1 if bad else 0
     if len(argv) >= 4 and argv[1] == 'kunit':
         return kunit_main(argv[2], argv[3:])
     if len(argv) in (5, 6) and argv[1] == 'junit':

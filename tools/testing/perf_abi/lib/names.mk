@@ -3,7 +3,9 @@
 # make check's name-stability stage (after the guests): the suite's KTAP
 # from the host as root (the host stage's), the host as uid 65534 (the
 # install tree run with setpriv; the runner reopens /dev/stdout, so its
-# output goes through a pipe that uid owns) and every guest of the vm stage, read by
+# output goes through a pipe that uid owns), every guest of the vm stage
+# and (test names and plans only) every privilege cell of the privileges
+# stage, read by
 # lib/names.py into name -> verdict maps: the same test names in every run,
 # the same SKIP reason wherever a test skips (a lab's parser appends it to
 # the case name), and no diagnostic taken for a result.
@@ -38,5 +40,10 @@ check-names: stage
 	  for f in "$(VM_CHECK_OUT)"/*.ktap; do \
 	    [ -f "$$f" ] && [ "$${f##*/}" != report.ktap ] || continue; \
 	    b=$${f##*/}; set -- "$$@" "guest-$${b%.ktap}=$$f"; \
+	  done; \
+	  set -- "$$@" --names-only; \
+	  for f in "$(PRIV_CHECK_OUT)"/cells/*.ktap; do \
+	    [ -f "$$f" ] || continue; \
+	    b=$${f##*/}; set -- "$$@" "cell-$${b%.ktap}=$$f"; \
 	  done; \
 	  python3 "$(M)/lib/names.py" "$(CHECK)/names.ktap" "$$@"

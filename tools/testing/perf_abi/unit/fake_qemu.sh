@@ -6,6 +6,10 @@
 # the -serial file:PATH it is given.
 #   FAKE_QEMU_MODE   ok (default): a KTAP with one passing program;
 #                    nostart: fail at once as qemu does on a bad option
+#                    hang: log (as vm/init does, through /dev/kmsg) the
+#                    start of global.fake_2 after global.fake passed, then
+#                    end as timeout(1) ends a guest that hung past its
+#                    time limit (exit 124)
 #   FAKE_QEMU_SLEEP  seconds before the end marker (a kernel whose image
 #                    name holds "fast" never waits)
 #   FAKE_QEMU_PIDS   a file that gets this process's pid once it runs
@@ -24,6 +28,13 @@ if [ "${FAKE_QEMU_MODE:-ok}" = nostart ]; then
 fi
 [ -z "${FAKE_QEMU_PIDS:-}" ] || echo $$ >> "$FAKE_QEMU_PIDS"
 echo "@@PERF_ABI@@ UP 6.1.0-fake x86_64" >> "$serial"
+if [ "${FAKE_QEMU_MODE:-ok}" = hang ]; then
+	printf '[    1.000000] perf_abi: %s\n' 'TAP version 13' '1..1' \
+		'# selftests: perf_events: fake' '# TAP version 13' '# 1..2' \
+		'# #  RUN           global.fake ...' '# ok 1 global.fake' \
+		'# #  RUN           global.fake_2 ...' >> "$serial"
+	exit 124
+fi
 echo "# selftests: perf_events: fake" >> "$serial"
 secs=${FAKE_QEMU_SLEEP:-0}
 case ${kernel##*/} in *fast*) secs=0 ;; esac

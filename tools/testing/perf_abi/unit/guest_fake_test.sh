@@ -132,7 +132,7 @@ signal_case() {
 }
 
 echo "TAP version 13"
-echo "1..14"
+echo "1..15"
 
 # Warm the temporary cache (initramfs) once: not timed by the cases.
 FAKE_QEMU_SLEEP=0 "$rt" --kernel "$tmp/fast-bzImage" --suite "$s" -o "$tmp/out0" \
@@ -201,6 +201,27 @@ why=
 [ -f "$tmp/out4/repeat/fast-bzImage/2.ktap" ] || why="$why no repeat/fast-bzImage/2.ktap"
 grep -q '2 runs, 1 tests, 0 flips, 0 FAIL verdicts' "$tmp/stdout" || why="$why no flips line"
 result "--repeat 2 --kernel: two boots, no flip" "${why# }"
+
+# A guest that hangs in a test: the report names the test and says it hung
+# (stderr, the KTAP's Bail out!, a JUnit failure of that test).
+FAKE_QEMU_MODE=hang "$rt" --kernel "$tmp/fast-bzImage" --suite "$s" -o "$tmp/out6" \
+	--junit "$tmp/hang.xml" >"$tmp/stdout" 2>"$tmp/stderr"
+rc=$?
+why=
+[ "$rc" = 3 ] || why="exit $rc, not 3"
+grep -q 'guest hung: no end marker within [0-9]*s (.*) while running fake:global.fake_2' "$tmp/stderr" ||
+	why="$why; stderr does not name fake:global.fake_2 as hung"
+python3 - "$tmp/hang.xml" <<'PY' || why="$why; JUnit: no failure of global.fake_2 saying it did not finish"
+import sys
+import xml.etree.ElementTree as ET
+cases = {c.get('name'): c for c in ET.parse(sys.argv[1]).iter('testcase')}
+f = cases.get('global.fake_2')
+f = f.find('failure') if f is not None else None
+sys.exit(0 if f is not None and 'did not finish' in f.get('message', '') and
+         cases.get('global.fake') is not None and
+         cases['global.fake'].find('failure') is None else 1)
+PY
+result "a guest hung in a test: exit 3, the test named as hung" "${why#; }"
 
 # Progress on a terminal (script(1) gives the run one): kernel, program,
 # tests done; none when stderr is a file (every case above).

@@ -212,6 +212,29 @@ with tempfile.TemporaryDirectory() as tmp:
           os.path.exists(os.path.join(tmp, 'g.progress')) and
           len(json.load(open(os.path.join(tmp, 'g.splats.json')))) == 4, out)
 
+# 7. A program killed at its kselftest timeout: the test it was running is
+# a failed test of its own, TIMEOUT, in the summary and the JUnit.
+text = open(os.path.join(HERE, 'ktap', 'timeout.ktap')).read()
+parsed = ktap.parse(text)
+tests = {t['name']: t for p in parsed['programs'] for t in p['tests']}
+hung = tests.get('global.b', {})
+check('timeout: the running test global.b is a failed test, TIMEOUT',
+      hung.get('verdict') == 'fail' and hung.get('directive') == 'TIMEOUT' and
+      'timed out' in hung.get('message', ''), repr(hung))
+check('timeout: global.a still passed', tests.get('global.a', {}).get('verdict') == 'pass')
+lines = ktap.problem_lines(parsed, 'k')
+check('timeout: the summary names mmap_page:global.b as TIMEOUT',
+      any(l.startswith('k: TIMEOUT mmap_page:global.b: timed out') for l in lines),
+      repr(lines))
+junit = ET.fromstring(ktap.render_junit([{
+    'label': 'k', 'arch': '', 'spec': '', 'ktap': '-', 'status': 'ok',
+    'seconds': None, 'guest_rc': None, 'reason': '', 'parsed': parsed}]))
+fails = {c.get('name'): c.find('failure') for c in junit.iter('testcase')}
+check('timeout: JUnit fails global.b with the timeout message',
+      fails.get('global.b') is not None and
+      'kselftest timeout (120 seconds)' in fails['global.b'].get('message', ''),
+      repr({k: v is not None for k, v in fails.items()}))
+
 print('TAP version 13')
 print('1..%d' % len(results))
 for n, (name, ok, why) in enumerate(results, 1):

@@ -3,7 +3,7 @@
 #
 # Build (or find in the cache) the initramfs of a test guest:
 #
-#   initramfs.sh ARCH SUITE [INIT]   print the path of the cpio archive
+#   initramfs.sh ARCH SUITE [INIT [HELPER...]]   print the path of the archive
 #
 # ARCH is one of vm/qemu/*.conf (x86_64, arm64, s390x, ppc64le, riscv64);
 # SUITE a kselftest install tree (run_kselftest.sh, kselftest/, the test
@@ -12,7 +12,9 @@
 # with lib/apt-fetch.sh from the conf's debsuite, default the machine's
 # own Debian release), vm/init (or INIT: the LAVA ramdisk's, lava/init,
 # starts a shell instead), a GNU-style
-# /usr/bin/timeout and SUITE in /kselftest: nothing from the host's root
+# /usr/bin/timeout, each HELPER (a static ARCH program: make vm-helpers-ARCH)
+# as /usr/bin/NAME (its file name without "-ARCH"), and SUITE in /kselftest:
+# nothing from the host's root
 # filesystem.  It is cached in $PERF_ABI_CACHE/initramfs/ under a hash of
 # all those inputs, so it is rebuilt only when one of them changes.
 set -eu
@@ -26,8 +28,10 @@ die() {
 }
 
 arch=${1:?usage: initramfs.sh ARCH SUITE}
-suite=${2:?usage: initramfs.sh ARCH SUITE [INIT]}
+suite=${2:?usage: initramfs.sh ARCH SUITE [INIT [HELPER...]]}
 init=${3:-$here/init}
+shift $(($# < 3 ? $# : 3))
+helpers=("$@")
 . "$here/../lib/arch.sh"
 debarch=$(arch_get "$arch" debarch) ||
 	die "unknown architecture '$arch' ($(arch_list | tr '\n' ' ' | sed 's/ $//'))"
@@ -36,6 +40,10 @@ debsuite=$(arch_get "$arch" debsuite || true)
 [ -f "$init" ] || die "no such init script: $init"
 [ -x "$suite/run_kselftest.sh" ] || die "$suite is not a kselftest install tree (no run_kselftest.sh)"
 suite=$(cd "$suite" && pwd)
+for h in ${helpers[@]+"${helpers[@]}"}; do
+	file -L "$h" 2>/dev/null | grep -qE "($elf).*statically linked" ||
+		die "$h is not a static $arch program (make vm-helpers-$arch)"
+done
 
 # busybox-static for ARCH
 host_debarch=$(dpkg --print-architecture 2>/dev/null || echo none)
@@ -76,7 +84,7 @@ while IFS= read -r -d '' f; do
 done < <(find "$suite" -type f -perm -u+x -print0)
 
 key=$( {
-	sha256sum "$0" "$init" "$here/timeout" "$bb" | cut -d' ' -f1
+	sha256sum "$0" "$init" "$here/timeout" "$bb" ${helpers[@]+"${helpers[@]}"} | cut -d' ' -f1
 	cd "$suite" && find . \( -type f -o -type l \) -printf '%p %m %l\n' | sort
 	find . -type f -print0 | sort -z | xargs -0 -r sha256sum
 } | sha256sum | cut -c1-16)
@@ -97,6 +105,10 @@ cp "$bb" "$r/bin/busybox"
 ln -s busybox "$r/bin/sh"
 install -m 755 "$init" "$r/init"
 install -m 755 "$here/timeout" "$r/usr/bin/timeout"
+for h in ${helpers[@]+"${helpers[@]}"}; do
+	n=${h##*/}
+	install -m 755 "$h" "$r/usr/bin/${n%-"$arch"}"
+done
 printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' > "$r/etc/passwd"
 printf 'root:x:0:\nnogroup:x:65534:\n' > "$r/etc/group"
 cp -a "$suite/." "$r/kselftest/"

@@ -39,7 +39,25 @@ VM_CHECK_ARCHES ?= debian:6.12.113+deb13-s390x=mmap_page \
 	debian:6.12.118+deb13-riscv64=rdpmc
 
 CHECK_STAGES += vm vm-arches
-.PHONY: check-vm check-vm-arches bench-vm
+.PHONY: check-vm check-vm-arches bench-vm $(addprefix vm-helpers-,$(GUEST_ARCHES))
+
+# The guest's helpers in /usr/bin (vm/initramfs.sh), static for ARCH:
+# privrun (vm/privrun.c, with libcap as the suite links it: run_tests.sh
+# --privilege, --cells, --user) and sibling (soak/sibling.c:
+# perf_abi.sibling=N).
+$(addprefix vm-helpers-,$(GUEST_ARCHES)): vm-helpers-%: $(B)/privrun-% $(B)/sibling-%
+
+$(B)/privrun-%: $(M)/vm/privrun.c
+	@$(if $(DEPS_$*),"$(M)/deps.sh" $(DEPS_$*))
+	@$(if $(SYSROOT_$*),$(MAKE) --no-print-directory "$(SYSROOT_$*)/.done")
+	@mkdir -p "$(B)"
+	@$(CROSS_$*)gcc -static -O2 -Wall -Wextra -Werror $(LIBCAP_$*) \
+		-o "$@.tmp" "$<" -lcap && mv "$@.tmp" "$@"
+
+$(B)/sibling-%: $(M)/soak/sibling.c
+	@$(if $(DEPS_$*),"$(M)/deps.sh" $(DEPS_$*))
+	@mkdir -p "$(B)"
+	@$(CROSS_$*)gcc -static -O2 -Wall -Wextra -Werror -o "$@.tmp" "$<" && mv "$@.tmp" "$@"
 
 check-vm:
 	@mkdir -p "$(CHECK)" "$(B)"

@@ -1022,7 +1022,8 @@ TEST(size_same_for_every_kind)
 		close(first_fd);
 	}
 	if (opened < 2)
-		SKIP(return, "needs two event kinds that open");
+		SKIP(return,
+			   "needs two event kinds that open, and " NEED_TASK_PERM);
 }
 
 /*
