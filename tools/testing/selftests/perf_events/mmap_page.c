@@ -925,6 +925,52 @@ TEST(data_head_counts_records)
 }
 
 /*
+ * perf_mmap() checks the AUX area's layout in the user page before it asks
+ * whether the PMU has an AUX buffer, so each broken rule is EINVAL for any
+ * event: aux_offset at or past the data area's end, equal to the mmap
+ * offset, aux_size equal to the mapping, a power-of-two number of pages
+ * (uapi: "aux_offset, aux_size: ... set by userspace").
+ */
+TEST(aux_layout_rules)
+{
+	static const struct {
+		int off, size, map_off, map_pages;
+	} bad[] = {
+		{ 2, 2, 2, 2 }, /* aux_offset inside the data area */
+		{ 3, 2, 4, 2 }, /* mapped at another offset than aux_offset */
+		{ 3, 4, 3, 2 }, /* aux_size is not the mapping's */
+		{ 3, 3, 3, 3 }, /* 3 pages: not a power of two */
+	};
+	struct perf_event_mmap_page *pg;
+	long ps = page_size();
+	unsigned int i;
+	size_t len;
+	void *base, *aux;
+	int fd;
+
+	fd = open_sideband(2, &base, &len, PROT_READ | PROT_WRITE);
+	if (fd < 0) {
+		if (open_refused(_metadata, -fd, &sideband_attr, -1))
+			SKIP(return, "needs " NEED_TASK_PERM);
+	}
+	ASSERT_LE(0, fd) TH_LOG("dummy event: %s", strerror(-fd));
+	pg = base;
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		pg->aux_offset = bad[i].off * ps;
+		pg->aux_size = bad[i].size * ps;
+		aux = mmap(NULL, bad[i].map_pages * ps, PROT_READ | PROT_WRITE,
+			   MAP_SHARED, fd, bad[i].map_off * ps);
+		EXPECT_EQ(MAP_FAILED, aux) TH_LOG("rule %u: mapped", i);
+		EXPECT_EQ(EINVAL, errno)
+		TH_LOG("rule %u: %s", i, strerror(errno));
+		if (aux != MAP_FAILED)
+			munmap(aux, bad[i].map_pages * ps);
+	}
+	munmap(base, len);
+	close(fd);
+}
+
+/*
  * The ring buffer's data area: one page (4 KiB to 64 KiB, as the machine
  * has it), and 64 KiB whatever the page size, so that sizing the workload
  * from the buffer is tested where pages are small too.
