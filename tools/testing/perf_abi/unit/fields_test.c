@@ -154,11 +154,16 @@ TEST(pmc_width_out_of_bounds_is_rejected)
 	unsigned char a[UP_HDR_LEN];
 
 	good(a);
+	put32(a, UP_INDEX, 1);
 	put16(a, UP_PMC_WIDTH, 0);
 	REJECTED(up_check_pmc_width(a, &m));
 	put16(a, UP_PMC_WIDTH, 65);
 	REJECTED(up_check_pmc_width(a, &m));
 	put16(a, UP_PMC_WIDTH, 64);
+	ACCEPTED(up_check_pmc_width(a, &m));
+	/* index 0: no counter to read, the width means nothing */
+	put32(a, UP_INDEX, 0);
+	put16(a, UP_PMC_WIDTH, 0);
 	ACCEPTED(up_check_pmc_width(a, &m));
 }
 

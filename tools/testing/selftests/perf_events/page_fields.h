@@ -106,7 +106,8 @@ static inline bool up_check_pmc_width(const void *pg, struct up_msg *m)
 {
 	uint16_t width = up_u16(pg, UP_PMC_WIDTH);
 
-	if (!up_cap(pg, UP_CAP_USER_RDPMC))
+	/* the uapi loop reads a counter only "if (pc->cap_user_rdpmc && idx)" */
+	if (!up_cap(pg, UP_CAP_USER_RDPMC) || !up_u32(pg, UP_INDEX))
 		return true;
 	if (!width || width > 64)
 		return up_fail(m, UP_HINT_WIDTH,
