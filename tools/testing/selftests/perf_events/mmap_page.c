@@ -69,6 +69,7 @@ static long page_size(void)
 #define NEED_CPU_PERM "perf_event_paranoid <= 0 or CAP_PERFMON"
 /* a user-only task event: refused only at the distributions' level 3 */
 #define NEED_TASK_PERM "perf_event_paranoid <= 2 or CAP_SYS_ADMIN"
+#define NEED_TWO_KINDS "needs two event kinds that open, and " NEED_TASK_PERM
 #define NEEDS_NOBODY "needs root with CAP_SETUID to become uid 65534"
 #define NEEDS_LIBCAP "needs libcap to clear the effective capabilities"
 
@@ -825,8 +826,7 @@ TEST(size_same_for_every_kind)
 		close(first_fd);
 	}
 	if (opened < 2)
-		SKIP(return,
-			   "needs two event kinds that open, and " NEED_TASK_PERM);
+		SKIP(return, NEED_TWO_KINDS);
 }
 
 /*
