@@ -158,7 +158,7 @@ UNIT_CFLAGS := -Wall -Wextra -Werror -Wno-unused-parameter -O2 -g \
 
 -include $(wildcard $(M)/*/*.mk)
 
-$(B)/unit/%: $(M)/unit/%.c $(SUITE)/user_page.h $(STAGE)/.staged
+$(B)/unit/%: $(M)/unit/%.c $(SUITE)/user_page.h $(SUITE)/page_fields.h $(STAGE)/.staged
 	@mkdir -p "$(dir $@)"
 	@$(CC) $(UNIT_CFLAGS) -o "$@" "$<" -lcap -lpthread
 
