@@ -379,6 +379,31 @@ static void sigtrap_ignore(int sig)
 }
 
 /*
+ * Whether the kernel knows attr.remove_on_exec (5.13): an
+ * older one refuses any bit it does not know with EINVAL.
+ */
+static bool has_on_exec(void)
+{
+	struct perf_event_attr a = {
+		.size = sizeof(a),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_DUMMY,
+		.disabled = 1,
+		.exclude_kernel = 1,
+		.exclude_hv = 1,
+	};
+	int fd;
+
+#ifdef PERF_ATTR_SIZE_VER7
+	a.remove_on_exec = 1;
+#endif
+	fd = syscall(__NR_perf_event_open, &a, 0, -1, -1, 0);
+	if (fd >= 0)
+		close(fd);
+	return fd >= 0 || errno != EINVAL;
+}
+
+/*
  * Opens the case's event and the partner its origin asks for, and maps the
  * page to check.  Returns NULL, or the SKIP reason (opening was refused).
  */
@@ -416,6 +441,12 @@ static const char *open_origin(struct __test_metadata *_metadata,
 		fd = 0;
 	if (fd < 0) {
 		err = errno;
+		if (err == EINVAL && (v->remove_on_exec || v->sigtrap) &&
+		    !has_on_exec()) {
+			TH_LOG("perf_event_open: %s; remove_on_exec refused",
+			       strerror(err));
+			return "needs " NEED_ON_EXEC;
+		}
 		ASSERT_TRUE(open_refused(_metadata, err, &self->attr,
 					 v->cpu_wide - 1))
 		TH_LOG("perf_event_open: %s", strerror(err));
@@ -618,11 +649,12 @@ static int check_page(const void *pg, const unsigned char *before,
 	struct up_msg m;
 	int bad = 0;
 
-	have_read = read_times(w->read_fd, w->read_format, &enabled, &running);
+	/* The page first: read() must come after the update it is held to. */
 	if (up_snapshot(pg, snap)) {
 		fprintf(stderr, "# %s: page lock never settled\n", where);
 		return 1;
 	}
+	have_read = read_times(w->read_fd, w->read_format, &enabled, &running);
 	/* uapi: cap_bit0 "Always 0", cap_bit0_is_deprecated "Always 1" */
 	bad += report(up_check_bit0(snap, &m), &m, where, &hinted);
 	bad += report(up_check_bit1(snap, &m), &m, where, &hinted);
