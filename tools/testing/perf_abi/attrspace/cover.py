@@ -157,7 +157,10 @@ def main():
                 bad += 1
     if len(sys.argv) == 4:
         ran = ran_cases(sys.argv[3])
+        total = len(cases)
         cases = [(n, v) for n, v in cases if n in ran]
+        print('%d of the %d cases ran (not SKIP) in %s' %
+              (len(cases), total, sys.argv[3].rsplit('/', 1)[-1]))
     dims = sorted(DOMAIN)
     need = have = 0
     missing = []
