@@ -181,7 +181,7 @@ static inline bool up_check_stamp_cycles(const void *pg, uint64_t stamp,
 	x1 = up_cyc_short(pg, c1);
 	if (hi < x0 || lo > x1)
 		return up_fail(m, UP_HINT_TIME_ZERO,
-			       "stamp %llu is cycles %llu..%llu, read %llu..%llu",
+			       "stamp %llu: cycles %llu..%llu, read %llu..%llu",
 			       (unsigned long long)stamp, lo, hi, x0, x1);
 	return true;
 }
