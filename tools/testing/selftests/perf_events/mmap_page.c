@@ -603,24 +603,48 @@ struct page_want {
 	bool no_counter; /* index must be 0 */
 	int read_fd; /* the page's own event for read(), or -1 (shared) */
 	__u64 read_format;
+	bool sibling; /* read_fd is a group sibling: a GROUP read is not its */
 };
 
-/* time_enabled and time_running from read(), when read_format has both */
-static bool read_times(int fd, __u64 read_format, uint64_t *enabled,
-		       uint64_t *running)
-{
-	const __u64 both = PERF_FORMAT_TOTAL_TIME_ENABLED |
-			   PERF_FORMAT_TOTAL_TIME_RUNNING;
-	uint64_t v[64];
+/* What one read() of the page's event gave. */
+struct read_vals {
+	bool have_count; /* its count: not a GROUP read of a sibling */
+	bool have_times; /* read_format has both times */
+	uint64_t count, enabled, running;
+};
 
-	if (fd < 0 || (read_format & both) != both)
-		return false;
-	if (read(fd, v, sizeof(v)) < (ssize_t)(3 * sizeof(v[0])))
-		return false;
+static void read_values(const struct page_want *w, struct read_vals *r)
+{
+	const __u64 te = PERF_FORMAT_TOTAL_TIME_ENABLED;
+	const __u64 tr = PERF_FORMAT_TOTAL_TIME_RUNNING;
+	uint64_t v[64];
+	ssize_t n;
+	int i;
+
+	memset(r, 0, sizeof(*r));
+	if (w->read_fd < 0)
+		return;
+	n = read(w->read_fd, v, sizeof(v));
+	if (n < (ssize_t)sizeof(v[0]))
+		return;
+	n /= sizeof(v[0]);
 	/* value or nr first, then time_enabled, time_running */
-	*enabled = v[1];
-	*running = v[2];
-	return true;
+	if ((w->read_format & (te | tr)) == (te | tr) && n >= 3) {
+		r->have_times = true;
+		r->enabled = v[1];
+		r->running = v[2];
+	}
+	/* GROUP: nr, the times, then the leader's value first */
+	i = 0;
+	if (w->read_format & PERF_FORMAT_GROUP) {
+		if (w->sibling)
+			return;
+		i = 1 + !!(w->read_format & te) + !!(w->read_format & tr);
+	}
+	if (n > i) {
+		r->have_count = true;
+		r->count = v[i];
+	}
 }
 
 static int report(bool ok, const struct up_msg *m, const char *where,
@@ -644,8 +668,8 @@ static int check_page(const void *pg, const unsigned char *before,
 		      const struct page_want *w, const char *where)
 {
 	unsigned char snap[UP_HDR_LEN];
-	uint64_t enabled = 0, running = 0;
-	bool hinted = false, have_read;
+	bool hinted = false;
+	struct read_vals r;
 	struct up_msg m;
 	int bad = 0;
 
@@ -654,7 +678,7 @@ static int check_page(const void *pg, const unsigned char *before,
 		fprintf(stderr, "# %s: page lock never settled\n", where);
 		return 1;
 	}
-	have_read = read_times(w->read_fd, w->read_format, &enabled, &running);
+	read_values(w, &r);
 	/* uapi: cap_bit0 "Always 0", cap_bit0_is_deprecated "Always 1" */
 	bad += report(up_check_bit0(snap, &m), &m, where, &hinted);
 	bad += report(up_check_bit1(snap, &m), &m, where, &hinted);
@@ -672,9 +696,22 @@ static int check_page(const void *pg, const unsigned char *before,
 		bad += report(up_check_index_none(snap, &m), &m, where,
 			      &hinted);
 	if (w->read_fd >= 0)
-		bad += report(up_check_times(snap, have_read, enabled, running,
-					     &m),
+		bad += report(up_check_times(snap, r.have_times, r.enabled,
+					     r.running, &m),
 			      &m, where, &hinted);
+	/* uapi read loop: with index 0 the count is offset alone */
+	bad += report(up_check_offset_idle(snap, r.have_count, r.count, &m), &m,
+		      where, &hinted);
+	/* equal when the event is off? not shown for every line: logged */
+	if (!up_u32(snap, UP_INDEX) && r.have_count)
+		fprintf(stderr, "# %s: index 0, offset %lld, read() %llu\n",
+			where, (long long)up_u64(snap, UP_OFFSET),
+			(unsigned long long)r.count);
+	/* no uapi promise keeps time_cycles below time_mask: logged */
+	if (up_time_cycles_past_mask(snap))
+		fprintf(stderr, "# %s: time_cycles 0x%llx, time_mask 0x%llx\n",
+			where, (unsigned long long)up_u64(snap, UP_TIME_CYCLES),
+			(unsigned long long)up_u64(snap, UP_TIME_MASK));
 	bad += report(up_check_time_conv(snap, &m), &m, where, &hinted);
 	bad += report(up_check_time_short(snap, &m), &m, where, &hinted);
 	bad += report(up_check_pmc_width(snap, &m), &m, where, &hinted);
@@ -693,6 +730,43 @@ static void case_want(const FIXTURE_VARIANT(page) * v, int fd,
 			     -1 :
 			     fd;
 	w->read_format = v->read_format;
+	w->sibling = v->origin == FROM_SIBLING;
+}
+
+/*
+ * A state in which no page update is due: the event (and every event
+ * writing the page) is off.  Not a disabled sibling of an enabled leader:
+ * a leader that cannot go on updates its siblings' pages
+ * (group_update_userpage(), in every line from 5.10).
+ */
+static bool case_idle(const FIXTURE_VARIANT(page) * v)
+{
+	return v->state == S_OPENED ||
+	       (v->state == S_DISABLED && v->origin != FROM_SIBLING);
+}
+
+/*
+ * Two settled copies of the page of an event that is off, a context switch
+ * and a millisecond apart, nothing done between them: the same lock (and,
+ * up_check_lock, the same fields).
+ */
+static int check_idle_page(const void *pg, const char *where)
+{
+	const struct timespec ms = { .tv_nsec = 1000000 };
+	unsigned char a[UP_HDR_LEN], b[UP_HDR_LEN];
+	bool hinted = false;
+	struct up_msg m;
+	int bad = 0;
+
+	if (up_snapshot(pg, a))
+		return 1;
+	sched_yield();
+	nanosleep(&ms, NULL);
+	if (up_snapshot(pg, b))
+		return 1;
+	bad += report(up_check_lock_still(a, b, &m), &m, where, &hinted);
+	bad += report(up_check_lock(a, b, &m), &m, where, &hinted);
+	return bad;
 }
 
 /*
@@ -789,6 +863,8 @@ TEST_F(page, abi)
 			  variant->origin == FROM_SIBLING ? self->partner : -1);
 	ASSERT_EQ(0, err) TH_LOG("entering the state: %s", strerror(-err));
 	EXPECT_EQ(0, check_page(self->base, self->before, &want, "the page"));
+	if (case_idle(variant))
+		EXPECT_EQ(0, check_idle_page(self->base, "the idle page"));
 	if (second != MAP_FAILED) {
 		EXPECT_EQ(0, check_page(second, NULL, &want, "second mapping"));
 		munmap(second, self->len);

@@ -17,6 +17,11 @@
 #define UP_HINT_TIME_SHORT \
 	"cap_user_time_short: time_mask is 2^n - 1 (uapi, 6c0246a4588d)"
 #define UP_HINT_WIDTH "pmc_width: bits of the rdpmc value (uapi cap_user_rdpmc)"
+#define UP_HINT_OFFSET "index 0: the count is offset alone (uapi read loop)"
+#define UP_HINT_LOCK_STILL \
+	"lock moves per page update, none while the event is off (uapi pc->lock)"
+#define UP_HINT_TIME_ZERO \
+	"cap_user_time_zero: timestamp -> cyc (uapi, c73deb6aecda)"
 #define UP_HINT_AUX "aux_offset, aux_size: page-aligned, past the data area"
 
 /*
@@ -113,6 +118,83 @@ static inline bool up_check_pmc_width(const void *pg, struct up_msg *m)
 		return up_fail(m, UP_HINT_WIDTH,
 			       "pmc_width %u with cap_user_rdpmc", width);
 	return true;
+}
+
+/*
+ * uapi read loop: "count = pc->offset; if (pc->cap_user_rdpmc && index)
+ * ... count += pmc": with index 0 the count is offset alone (core:
+ * "offset = perf_event_count(); if (index) offset -= prev_count").  A
+ * count is not negative, and only grows (RESET updates the page): a
+ * read() after the snapshot (have_read) gives at least offset.
+ */
+static inline bool up_check_offset_idle(const void *pg, bool have_read,
+					uint64_t count, struct up_msg *m)
+{
+	long long off = (int64_t)up_u64(pg, UP_OFFSET);
+
+	if (up_u32(pg, UP_INDEX))
+		return true;
+	if (off < 0)
+		return up_fail(m, UP_HINT_OFFSET, "index 0, offset %lld < 0",
+			       off);
+	if (have_read && (uint64_t)off > count)
+		return up_fail(m, UP_HINT_OFFSET,
+			       "index 0, offset %lld > later read() %llu", off,
+			       (unsigned long long)count);
+	return true;
+}
+
+/*
+ * The kernel bumps lock once per update of the page (perf_mmap(), RESET,
+ * the event's sched in or time edge); an event that is off and left alone
+ * gets none: two settled copies of its page have the same lock.
+ */
+static inline bool up_check_lock_still(const void *before, const void *after,
+				       struct up_msg *m)
+{
+	uint32_t a = up_u32(before, UP_LOCK), b = up_u32(after, UP_LOCK);
+
+	if (a != b)
+		return up_fail(m, UP_HINT_LOCK_STILL,
+			       "event off, nothing done: lock %u -> %u", a, b);
+	return true;
+}
+
+/*
+ * uapi cap_user_time_zero: a PERF_SAMPLE_TIME stamp converts back to the
+ * cycle count it was taken at (up_perf_time_to_cyc()).  The stamp is
+ * truncated to the nanosecond, so that count lies in [cyc(stamp),
+ * cyc(stamp + 1)], which must meet the readings c0 <= c1 the caller took
+ * before and after making the record (extended by cap_user_time_short).
+ */
+static inline bool up_check_stamp_cycles(const void *pg, uint64_t stamp,
+					 uint64_t c0, uint64_t c1,
+					 struct up_msg *m)
+{
+	unsigned long long lo, hi, x0, x1;
+
+	if (!up_cap(pg, UP_CAP_USER_TIME_ZERO))
+		return true;
+	lo = up_perf_time_to_cyc(pg, stamp);
+	hi = up_perf_time_to_cyc(pg, stamp + 1);
+	x0 = up_cyc_short(pg, c0);
+	x1 = up_cyc_short(pg, c1);
+	if (hi < x0 || lo > x1)
+		return up_fail(m, UP_HINT_TIME_ZERO,
+			       "stamp %llu: cycles %llu..%llu, read %llu..%llu",
+			       (unsigned long long)stamp, lo, hi, x0, x1);
+	return true;
+}
+
+/*
+ * cap_user_time_short: whether time_cycles has bits above time_mask.  The
+ * uapi does not say it has none (arm64 publishes sched_clock's epoch_cyc,
+ * a raw counter reading): for a log line, not a check.
+ */
+static inline bool up_time_cycles_past_mask(const void *pg)
+{
+	return up_cap(pg, UP_CAP_USER_TIME_SHORT) &&
+	       (up_u64(pg, UP_TIME_CYCLES) & ~up_u64(pg, UP_TIME_MASK));
 }
 
 #endif /* __SELFTEST_PERF_PAGE_FIELDS_H */

@@ -29,6 +29,7 @@
 
 #include "../kselftest_harness.h"
 #include "user_page.h"
+#include "page_fields.h"
 
 #define USER_ACCESS "/proc/sys/kernel/perf_user_access"
 #define EXEC_ENV "PERF_EVENTS_RDPMC_EXEC_CHILD"
@@ -1120,6 +1121,86 @@ TEST(time_zero)
 {
 	PROMISE(HINT_TIME_ZERO);
 	const char *skip = time_zero_run(_metadata);
+
+	if (skip)
+		SKIP(return, "%s", skip);
+}
+
+/*
+ * One COMM record made between two cycle readings: its PERF_SAMPLE_TIME
+ * stamp converted back to cycles lies between them.
+ */
+static void stamp_bracket(struct __test_metadata *_metadata, const void *pg,
+			  const char *when)
+{
+	unsigned char snap[UP_HDR_LEN];
+	uint64_t c0, c1, t;
+	struct up_msg m;
+
+	c0 = up_hw_cycles();
+	ASSERT_EQ(0, prctl(PR_SET_NAME, "rdpmc-stamp"));
+	c1 = up_hw_cycles();
+	ASSERT_EQ(0, up_snapshot(pg, snap));
+	ASSERT_TRUE(last_comm_times(pg, &t, 1));
+	ASSERT_TRUE(up_check_stamp_cycles(snap, t, c0, c1, &m))
+	TH_LOG("%s: %s", when, m.s);
+}
+
+/*
+ * cap_user_time_zero the way back (uapi: "time = timestamp - time_zero;
+ * ... cyc = (quot << time_shift) + (rem << time_shift) / time_mult"), for
+ * the first record after ENABLE and after a workload of context switches.
+ */
+static const char *stamp_cycles_run(struct __test_metadata *_metadata)
+{
+	long psz = sysconf(_SC_PAGESIZE);
+	struct perf_event_attr a;
+	void *pg;
+	int fd, i, j;
+
+	if (!UP_HAVE_HW_READ)
+		return NEED_READER;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_DUMMY;
+	a.comm = 1;
+	a.sample_id_all = 1;
+	a.sample_type = PERF_SAMPLE_TIME;
+	a.exclude_kernel = 1;
+	a.disabled = 1;
+	fd = up_perf_event_open(&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0 && unsupported(errno)) {
+		TH_LOG("dummy: %s", strerror(errno));
+		return errno == EACCES || errno == EPERM ?
+			       NEED_PERM :
+			       "needs the dummy software event";
+	}
+	ASSERT_LE(0, fd);
+	pg = mmap(NULL, psz * 9, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, pg);
+	if (!up_cap(pg, UP_CAP_USER_TIME_ZERO)) {
+		munmap(pg, psz * 9);
+		close(fd);
+		return "needs cap_user_time_zero";
+	}
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
+	stamp_bracket(_metadata, pg, "first record after ENABLE");
+	for (i = 0; i < 20; i++) {
+		for (j = 0; j < 50; j++)
+			sched_yield();
+		work(1000);
+		stamp_bracket(_metadata, pg, "after a workload");
+	}
+	munmap(pg, psz * 9);
+	close(fd);
+	return NULL;
+}
+
+TEST(time_zero_stamp_to_cycles)
+{
+	PROMISE(HINT_TIME_ZERO);
+	const char *skip = stamp_cycles_run(_metadata);
 
 	if (skip)
 		SKIP(return, "%s", skip);
