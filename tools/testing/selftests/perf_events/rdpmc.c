@@ -1057,19 +1057,19 @@ static bool last_comm_times(const void *pg, uint64_t *t, int n)
 	return found >= n;
 }
 
+#define COMM_PAGES 9
+
 /*
- * cap_user_time_zero: a cycle-counter reading converted to perf time
- * (uapi: "timestamp = time_zero + quot * time_mult + ...") lies between
- * the PERF_SAMPLE_TIME stamps of records made just before and after it.
+ * A dummy event recording COMM with PERF_SAMPLE_TIME (sample_id_all), its
+ * page and 8 data pages mapped; NULL, or the SKIP reason.
  */
-static const char *time_zero_run(struct __test_metadata *_metadata)
+static const char *comm_stamps_open(struct __test_metadata *_metadata,
+				    bool disabled, int *fdp, void **pgp)
 {
 	long psz = sysconf(_SC_PAGESIZE);
-	unsigned char snap[UP_HDR_LEN];
 	struct perf_event_attr a;
-	uint64_t t[2], cyc, ts;
 	void *pg;
-	int fd, i;
+	int fd;
 
 	if (!UP_HAVE_HW_READ)
 		return NEED_READER;
@@ -1081,6 +1081,7 @@ static const char *time_zero_run(struct __test_metadata *_metadata)
 	a.sample_id_all = 1;
 	a.sample_type = PERF_SAMPLE_TIME;
 	a.exclude_kernel = 1;
+	a.disabled = disabled;
 	fd = up_perf_event_open(&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0 && unsupported(errno)) {
 		TH_LOG("dummy: %s", strerror(errno));
@@ -1089,13 +1090,36 @@ static const char *time_zero_run(struct __test_metadata *_metadata)
 			       "needs the dummy software event";
 	}
 	ASSERT_LE(0, fd);
-	pg = mmap(NULL, psz * 9, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	pg = mmap(NULL, psz * COMM_PAGES, PROT_READ | PROT_WRITE, MAP_SHARED,
+		  fd, 0);
 	ASSERT_NE(MAP_FAILED, pg);
 	if (!up_cap(pg, UP_CAP_USER_TIME_ZERO)) {
-		munmap(pg, psz * 9);
+		munmap(pg, psz * COMM_PAGES);
 		close(fd);
 		return "needs cap_user_time_zero";
 	}
+	*fdp = fd;
+	*pgp = pg;
+	return NULL;
+}
+
+/*
+ * cap_user_time_zero: a cycle-counter reading converted to perf time
+ * (uapi: "timestamp = time_zero + quot * time_mult + ...") lies between
+ * the PERF_SAMPLE_TIME stamps of records made just before and after it.
+ */
+static const char *time_zero_run(struct __test_metadata *_metadata)
+{
+	long psz = sysconf(_SC_PAGESIZE);
+	unsigned char snap[UP_HDR_LEN];
+	uint64_t t[2], cyc, ts;
+	const char *skip;
+	void *pg;
+	int fd, i;
+
+	skip = comm_stamps_open(_metadata, false, &fd, &pg);
+	if (skip)
+		return skip;
 	for (i = 0; i < 20; i++) {
 		ASSERT_EQ(0, prctl(PR_SET_NAME, "rdpmc-before"));
 		cyc = up_hw_cycles();
@@ -1112,7 +1136,7 @@ static const char *time_zero_run(struct __test_metadata *_metadata)
 		       (unsigned long long)cyc, (unsigned long long)ts,
 		       (unsigned long long)t[1]);
 	}
-	munmap(pg, psz * 9);
+	munmap(pg, psz * COMM_PAGES);
 	close(fd);
 	return NULL;
 }
@@ -1154,36 +1178,13 @@ static void stamp_bracket(struct __test_metadata *_metadata, const void *pg,
 static const char *stamp_cycles_run(struct __test_metadata *_metadata)
 {
 	long psz = sysconf(_SC_PAGESIZE);
-	struct perf_event_attr a;
+	const char *skip;
 	void *pg;
 	int fd, i, j;
 
-	if (!UP_HAVE_HW_READ)
-		return NEED_READER;
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_SOFTWARE;
-	a.config = PERF_COUNT_SW_DUMMY;
-	a.comm = 1;
-	a.sample_id_all = 1;
-	a.sample_type = PERF_SAMPLE_TIME;
-	a.exclude_kernel = 1;
-	a.disabled = 1;
-	fd = up_perf_event_open(&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	if (fd < 0 && unsupported(errno)) {
-		TH_LOG("dummy: %s", strerror(errno));
-		return errno == EACCES || errno == EPERM ?
-			       NEED_PERM :
-			       "needs the dummy software event";
-	}
-	ASSERT_LE(0, fd);
-	pg = mmap(NULL, psz * 9, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	ASSERT_NE(MAP_FAILED, pg);
-	if (!up_cap(pg, UP_CAP_USER_TIME_ZERO)) {
-		munmap(pg, psz * 9);
-		close(fd);
-		return "needs cap_user_time_zero";
-	}
+	skip = comm_stamps_open(_metadata, true, &fd, &pg);
+	if (skip)
+		return skip;
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
 	stamp_bracket(_metadata, pg, "first record after ENABLE");
 	for (i = 0; i < 20; i++) {
@@ -1192,7 +1193,7 @@ static const char *stamp_cycles_run(struct __test_metadata *_metadata)
 		work(1000);
 		stamp_bracket(_metadata, pg, "after a workload");
 	}
-	munmap(pg, psz * 9);
+	munmap(pg, psz * COMM_PAGES);
 	close(fd);
 	return NULL;
 }
