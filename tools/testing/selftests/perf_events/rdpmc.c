@@ -106,18 +106,16 @@ static bool unsupported(int err)
 	       err == EACCES || err == EPERM;
 }
 
-/* The fixed reason for an event that did not open (err > 0). */
-static const char *why(int err)
-{
-	if (err == EACCES || err == EPERM)
-		return NEED_PERM;
-	return NEED_PMU;
-}
-
 /* NEED_PERM for a refusal (err < 0), else the event's own reason. */
 static const char *perm_or(int err, const char *reason)
 {
 	return err == -EACCES || err == -EPERM ? NEED_PERM : reason;
+}
+
+/* The fixed reason for a hardware event that did not open (err > 0). */
+static const char *why(int err)
+{
+	return perm_or(-err, NEED_PMU);
 }
 
 /* A user-only hardware event, readable from user space where it can be. */
