@@ -49,6 +49,7 @@
 #define NEED_PERM "needs CAP_PERFMON or a lower perf_event_paranoid"
 #define NEED_ACCESS \
 	"needs user-space counter access (perf_user_access, cpu/rdpmc)"
+#define NEED_TWO_COUNTERS "needs a hardware PMU that counts two events at once"
 #define NEED_INDEX "the event never got a user-readable counter (index 0)"
 #define NEED_ROOT "needs root to change the knob under test"
 #define NEED_ARM64 \
@@ -751,6 +752,7 @@ TEST(every_counter)
 	unsigned int direct = 0;
 	struct up_count s;
 	int n, i, j, err;
+	bool insn = true;
 	struct rd r;
 
 	if (skip)
@@ -765,13 +767,25 @@ TEST(every_counter)
 	ASSERT_EQ(0, err);
 	for (n = 1; n < MAX_EVENTS; n++) {
 		hw_attr(&a,
-			n % 2 ? PERF_COUNT_HW_INSTRUCTIONS :
-				PERF_COUNT_HW_CPU_CYCLES,
+			insn && n % 2 ? PERF_COUNT_HW_INSTRUCTIONS :
+					PERF_COUNT_HW_CPU_CYCLES,
 			false, 10007 + 7919 * n);
-		if (ev_open_on(&e[n], &a, 0, e[0].fd))
+		err = ev_open_on(&e[n], &a, 0, e[0].fd);
+		if (err && insn && n % 2 && unsupported(-err)) {
+			/* a PMU without it (QEMU TCG without -icount) */
+			TH_LOG("instructions: %s: cycles only", strerror(-err));
+			insn = false;
+			n--;
+			continue;
+		}
+		if (err)
 			break;
 	}
-	ASSERT_GE(n, 2) TH_LOG("a group of two hardware events did not open");
+	if (n < 2) {
+		TH_LOG("a second hardware event in the group: %s",
+		       strerror(-err));
+		SKIP(return, NEED_TWO_COUNTERS);
+	}
 	/* x86 validate_group() does not see a pinned NMI watchdog: shrink */
 	for (work(5000); n > 2 && rd(e[0].fd, &r) && !r.running; work(5000))
 		ev_close(&e[--n]);
@@ -1291,6 +1305,11 @@ TEST(threads_migrate)
 		SKIP(return, "%s", why(-t[0].err));
 	}
 	for (i = 0; i < NTHREADS; i++) {
+		/* instructions (odd threads) may be missing where cycles is not */
+		if (t[i].err && unsupported(-t[i].err)) {
+			TH_LOG("thread %d: %s", i, strerror(-t[i].err));
+			continue;
+		}
 		EXPECT_EQ(0, t[i].err);
 		EXPECT_EQ(0, t[i].bad) TH_LOG("%s", t[i].msg);
 		direct += t[i].direct;
