@@ -158,7 +158,7 @@ UNIT_CFLAGS := -Wall -Wextra -Werror -Wno-unused-parameter -O2 -g \
 
 -include $(wildcard $(M)/*/*.mk)
 
-$(B)/unit/%: $(M)/unit/%.c $(SUITE)/user_page.h $(STAGE)/.staged
+$(B)/unit/%: $(M)/unit/%.c $(SUITE)/user_page.h $(SUITE)/page_fields.h $(STAGE)/.staged
 	@mkdir -p "$(dir $@)"
 	@$(CC) $(UNIT_CFLAGS) -o "$@" "$<" -lcap -lpthread
 
@@ -192,7 +192,7 @@ lint: check-lint
 	@python3 "$(M)/lib/ktap.py" total "$(CHECK)/lint.ktap"
 
 # Speed figures, not pass/fail: self-read vs read(), guest boots, mutants.
-BENCH_TARGETS ?= bench-read bench-vm bench-mutants
+BENCH_TARGETS ?= bench-host bench-read bench-vm bench-mutants
 bench:
 	@for t in $(BENCH_TARGETS); do \
 	  $(MAKE) --no-print-directory $$t || exit 1; \

@@ -535,6 +535,21 @@ select_tests() {
 	done
 }
 
+# LABEL.uncovered beside each KTAP where mmap_page ran: the pairs and
+# triples of its case table that the run's SKIPs left uncovered
+# (attrspace/cover.py).  Only for this repository's suite: another
+# --suite may hold another table.
+coverage_into() {	# DIR
+	local k
+	[ -z "$suite" ] || return 0
+	for k in "$1"/*.ktap; do
+		[ -f "$k" ] && [ "${k##*/}" != report.ktap ] || continue
+		grep -q '^# ok [0-9]* page\.' "$k" || continue
+		python3 "$m/attrspace/cover.py" "$top/tools/testing/selftests/perf_events/page_cases.h" \
+			--ktap "$k" > "${k%.ktap}.uncovered" 2>&1 || true
+	done
+}
+
 # An install tree is up to date when nothing of the suite is newer.
 tree_fresh() {	# TREE
 	[ -f "$1/kselftest-list.txt" ] && [ -z "$(find "$top/tools/testing/selftests/perf_events" \
@@ -654,6 +669,7 @@ if [ "$mode" = host ]; then
 	cp "$work/host.ktap" "$work/out/host.ktap"
 	printf 'host\t%s\trunning kernel %s\thost.ktap\tok\t%d.%d\t%s\t\n' "$(uname -m)" \
 		"$(uname -r)" $((t1 / 10)) $((t1 % 10)) "$grc" > "$work/out/manifest.tsv"
+	coverage_into "$work/out"
 	python3 "$m/lib/ktap.py" report "$work/out/manifest.tsv" \
 		--json "$work/out/summary.json" --junit "$work/out/junit.xml" \
 		--markdown "$work/out/table.md" --ktap "$work/out/report.ktap" >/dev/null || true
@@ -962,6 +978,7 @@ done
 [ ${#selectors[@]} = 0 ] || echo "# ran only ${selectors[*]}" >> "$work/out/manifest.tsv"
 
 report_into() {	# DIR [--table]
+	coverage_into "$1"
 	python3 "$m/lib/ktap.py" report "$1/manifest.tsv" \
 		--json "$1/summary.json" --junit "$1/junit.xml" \
 		--markdown "$1/table.md" --ktap "$1/report.ktap" "${@:2}"

@@ -23,9 +23,11 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "../kselftest_harness.h"
 #include "user_page.h"
+#include "page_fields.h"
 
 #define EXEC_CHILD_ARG "--check-inherited-fd"
 
@@ -213,391 +215,135 @@ static bool open_refused(struct __test_metadata *_metadata, int err,
 	return false;
 }
 
+enum state {
+	S_OPENED, /* opened disabled, nothing else */
+	S_ENABLED, /* after ENABLE */
+	S_DISABLED, /* ENABLE, a workload, DISABLE */
+	S_RESET, /* ENABLE, a workload, RESET */
+	S_PERIOD, /* ENABLE, PERIOD, a workload */
+	S_REFRESH, /* REFRESH 1, a workload */
+	S_WORKLOAD, /* ENABLE, a workload */
+};
+
+/* How the fd whose page is checked came to be. */
+enum origin {
+	FROM_DIRECT, /* perf_event_open() */
+	FROM_LEADER, /* a group leader with a sibling */
+	FROM_SIBLING, /* a group sibling: its own page */
+	FROM_SET_OUTPUT, /* redirected by PERF_EVENT_IOC_SET_OUTPUT */
+	FROM_FD_OUTPUT, /* redirected by PERF_FLAG_FD_OUTPUT */
+	FROM_FORK, /* mapped in a forked child */
+	FROM_EXEC, /* opened by a child, mapped after its exec */
+};
+
+enum remap {
+	M_ONCE,
+	M_SECOND, /* a second mapping of the fd */
+	M_AGAIN, /* munmap, then mmap again */
+};
+
+enum wakeup {
+	W_NONE,
+	W_EVENTS, /* wakeup_events = 1 */
+	W_WATERMARK, /* watermark, wakeup_watermark = half a page */
+};
+
 FIXTURE(page)
 {
 	struct perf_event_attr attr;
-	int fd;
+	int fd; /* the case's event */
+	int partner; /* its leader, sibling or output event, or -1 */
+	int map_fd; /* the fd mapped: fd, or the output event */
 	void *base;
 	size_t len;
+	unsigned char before[UP_HDR_LEN]; /* the page right after mmap */
 	const char *skip; /* the SKIP reason when the event is not here */
-	char needs[160]; /* what the variant needs, as a SKIP reason */
+	char needs[200]; /* what the variant needs, as a SKIP reason */
 };
 
+/* One case of the table; a field left out is the default (0). */
 FIXTURE_VARIANT(page)
 {
 	enum kind kind;
-	int cpu; /* -1: per task (pid 0); 0: per cpu (pid -1) */
+	enum state state;
 	enum priv priv;
+	unsigned int cpu_wide : 1; /* per cpu (pid -1, cpu 0), else per task */
+	enum origin origin;
+	int pages; /* 1 + 2^n pages mapped; 0: 3 */
+	unsigned int read_only : 1; /* PROT_READ: an overwrite buffer */
+	enum remap remap;
+	unsigned int enable_on_exec : 1;
+	unsigned int inherit : 1;
+	unsigned int pinned : 1;
+	unsigned int exclusive : 1;
+	enum wakeup wakeup;
+	unsigned int write_backward : 1;
+	unsigned int use_clockid : 1;
+	int clockid;
+	unsigned int sample_id_all : 1;
+	unsigned int remove_on_exec : 1;
+	unsigned int sigtrap : 1;
+	__u64 sample_type; /* 0: PERF_SAMPLE_IP */
+	__u64 read_format;
+	unsigned int exclude_idle : 1;
+	unsigned int exclude_guest : 1;
+	unsigned int exclude_callchain_kernel : 1;
 };
 
-/* clang-format off */
-FIXTURE_VARIANT_ADD(page, cpu_clock_task) {
-	.kind = K_CPU_CLOCK,
-	.cpu = -1,
-	.priv = PRIV_AS_RUN,
-};
+#include "page_cases.h"
 
-FIXTURE_VARIANT_ADD(page, cpu_clock_cpu) {
-	.kind = K_CPU_CLOCK,
-	.cpu = 0,
-	.priv = PRIV_AS_RUN,
-};
+#define NEED_ON_EXEC "perf_event_attr.remove_on_exec and sigtrap (5.13)"
 
-FIXTURE_VARIANT_ADD(page, cpu_clock_task_nocaps) {
-	.kind = K_CPU_CLOCK,
-	.cpu = -1,
-	.priv = PRIV_NO_CAPS,
-};
+static int case_pages(const FIXTURE_VARIANT(page) * v)
+{
+	return v->pages ? v->pages : 3;
+}
 
-FIXTURE_VARIANT_ADD(page, cpu_clock_cpu_nocaps) {
-	.kind = K_CPU_CLOCK,
-	.cpu = 0,
-	.priv = PRIV_NO_CAPS,
-};
+/* Software PMUs (and breakpoints, tracepoints) put no event on a counter */
+static bool on_no_counter(enum kind k)
+{
+	return k != K_CYCLES && k != K_INSTRUCTIONS;
+}
 
-FIXTURE_VARIANT_ADD(page, cpu_clock_task_nobody) {
-	.kind = K_CPU_CLOCK,
-	.cpu = -1,
-	.priv = PRIV_NOBODY,
-};
+/* The attr of a case: its kind's, with the case's flags. */
+static int case_attr(const FIXTURE_VARIANT(page) * v, struct perf_event_attr *a)
+{
+	int err = kind_attr(v->kind, a);
 
-FIXTURE_VARIANT_ADD(page, cpu_clock_cpu_nobody) {
-	.kind = K_CPU_CLOCK,
-	.cpu = 0,
-	.priv = PRIV_NOBODY,
-};
-
-FIXTURE_VARIANT_ADD(page, task_clock_task) {
-	.kind = K_TASK_CLOCK,
-	.cpu = -1,
-	.priv = PRIV_AS_RUN,
-};
-
-FIXTURE_VARIANT_ADD(page, task_clock_cpu) {
-	.kind = K_TASK_CLOCK,
-	.cpu = 0,
-	.priv = PRIV_AS_RUN,
-};
-
-FIXTURE_VARIANT_ADD(page, task_clock_task_nocaps) {
-	.kind = K_TASK_CLOCK,
-	.cpu = -1,
-	.priv = PRIV_NO_CAPS,
-};
-
-FIXTURE_VARIANT_ADD(page, task_clock_cpu_nocaps) {
-	.kind = K_TASK_CLOCK,
-	.cpu = 0,
-	.priv = PRIV_NO_CAPS,
-};
-
-FIXTURE_VARIANT_ADD(page, task_clock_task_nobody) {
-	.kind = K_TASK_CLOCK,
-	.cpu = -1,
-	.priv = PRIV_NOBODY,
-};
-
-FIXTURE_VARIANT_ADD(page, task_clock_cpu_nobody) {
-	.kind = K_TASK_CLOCK,
-	.cpu = 0,
-	.priv = PRIV_NOBODY,
-};
-
-FIXTURE_VARIANT_ADD(page, page_faults_task) {
-	.kind = K_PAGE_FAULTS,
-	.cpu = -1,
-	.priv = PRIV_AS_RUN,
-};
-
-FIXTURE_VARIANT_ADD(page, page_faults_cpu) {
-	.kind = K_PAGE_FAULTS,
-	.cpu = 0,
-	.priv = PRIV_AS_RUN,
-};
-
-FIXTURE_VARIANT_ADD(page, page_faults_task_nocaps) {
-	.kind = K_PAGE_FAULTS,
-	.cpu = -1,
-	.priv = PRIV_NO_CAPS,
-};
-
-FIXTURE_VARIANT_ADD(page, page_faults_cpu_nocaps) {
-	.kind = K_PAGE_FAULTS,
-	.cpu = 0,
-	.priv = PRIV_NO_CAPS,
-};
-
-FIXTURE_VARIANT_ADD(page, page_faults_task_nobody) {
-	.kind = K_PAGE_FAULTS,
-	.cpu = -1,
-	.priv = PRIV_NOBODY,
-};
-
-FIXTURE_VARIANT_ADD(page, page_faults_cpu_nobody) {
-	.kind = K_PAGE_FAULTS,
-	.cpu = 0,
-	.priv = PRIV_NOBODY,
-};
-
-FIXTURE_VARIANT_ADD(page, context_switches_task) {
-	.kind = K_CONTEXT_SWITCHES,
-	.cpu = -1,
-	.priv = PRIV_AS_RUN,
-};
-
-FIXTURE_VARIANT_ADD(page, context_switches_cpu) {
-	.kind = K_CONTEXT_SWITCHES,
-	.cpu = 0,
-	.priv = PRIV_AS_RUN,
-};
-
-FIXTURE_VARIANT_ADD(page, context_switches_task_nocaps) {
-	.kind = K_CONTEXT_SWITCHES,
-	.cpu = -1,
-	.priv = PRIV_NO_CAPS,
-};
-
-FIXTURE_VARIANT_ADD(page, context_switches_cpu_nocaps) {
-	.kind = K_CONTEXT_SWITCHES,
-	.cpu = 0,
-	.priv = PRIV_NO_CAPS,
-};
-
-FIXTURE_VARIANT_ADD(page, context_switches_task_nobody) {
-	.kind = K_CONTEXT_SWITCHES,
-	.cpu = -1,
-	.priv = PRIV_NOBODY,
-};
-
-FIXTURE_VARIANT_ADD(page, context_switches_cpu_nobody) {
-	.kind = K_CONTEXT_SWITCHES,
-	.cpu = 0,
-	.priv = PRIV_NOBODY,
-};
-
-FIXTURE_VARIANT_ADD(page, cpu_migrations_task) {
-	.kind = K_CPU_MIGRATIONS,
-	.cpu = -1,
-	.priv = PRIV_AS_RUN,
-};
-
-FIXTURE_VARIANT_ADD(page, cpu_migrations_cpu) {
-	.kind = K_CPU_MIGRATIONS,
-	.cpu = 0,
-	.priv = PRIV_AS_RUN,
-};
-
-FIXTURE_VARIANT_ADD(page, cpu_migrations_task_nocaps) {
-	.kind = K_CPU_MIGRATIONS,
-	.cpu = -1,
-	.priv = PRIV_NO_CAPS,
-};
-
-FIXTURE_VARIANT_ADD(page, cpu_migrations_cpu_nocaps) {
-	.kind = K_CPU_MIGRATIONS,
-	.cpu = 0,
-	.priv = PRIV_NO_CAPS,
-};
-
-FIXTURE_VARIANT_ADD(page, cpu_migrations_task_nobody) {
-	.kind = K_CPU_MIGRATIONS,
-	.cpu = -1,
-	.priv = PRIV_NOBODY,
-};
-
-FIXTURE_VARIANT_ADD(page, cpu_migrations_cpu_nobody) {
-	.kind = K_CPU_MIGRATIONS,
-	.cpu = 0,
-	.priv = PRIV_NOBODY,
-};
-
-FIXTURE_VARIANT_ADD(page, dummy_task) {
-	.kind = K_DUMMY,
-	.cpu = -1,
-	.priv = PRIV_AS_RUN,
-};
-
-FIXTURE_VARIANT_ADD(page, dummy_cpu) {
-	.kind = K_DUMMY,
-	.cpu = 0,
-	.priv = PRIV_AS_RUN,
-};
-
-FIXTURE_VARIANT_ADD(page, dummy_task_nocaps) {
-	.kind = K_DUMMY,
-	.cpu = -1,
-	.priv = PRIV_NO_CAPS,
-};
-
-FIXTURE_VARIANT_ADD(page, dummy_cpu_nocaps) {
-	.kind = K_DUMMY,
-	.cpu = 0,
-	.priv = PRIV_NO_CAPS,
-};
-
-FIXTURE_VARIANT_ADD(page, dummy_task_nobody) {
-	.kind = K_DUMMY,
-	.cpu = -1,
-	.priv = PRIV_NOBODY,
-};
-
-FIXTURE_VARIANT_ADD(page, dummy_cpu_nobody) {
-	.kind = K_DUMMY,
-	.cpu = 0,
-	.priv = PRIV_NOBODY,
-};
-
-FIXTURE_VARIANT_ADD(page, tracepoint_task) {
-	.kind = K_TRACEPOINT,
-	.cpu = -1,
-	.priv = PRIV_AS_RUN,
-};
-
-FIXTURE_VARIANT_ADD(page, tracepoint_cpu) {
-	.kind = K_TRACEPOINT,
-	.cpu = 0,
-	.priv = PRIV_AS_RUN,
-};
-
-FIXTURE_VARIANT_ADD(page, tracepoint_task_nocaps) {
-	.kind = K_TRACEPOINT,
-	.cpu = -1,
-	.priv = PRIV_NO_CAPS,
-};
-
-FIXTURE_VARIANT_ADD(page, tracepoint_cpu_nocaps) {
-	.kind = K_TRACEPOINT,
-	.cpu = 0,
-	.priv = PRIV_NO_CAPS,
-};
-
-FIXTURE_VARIANT_ADD(page, tracepoint_task_nobody) {
-	.kind = K_TRACEPOINT,
-	.cpu = -1,
-	.priv = PRIV_NOBODY,
-};
-
-FIXTURE_VARIANT_ADD(page, tracepoint_cpu_nobody) {
-	.kind = K_TRACEPOINT,
-	.cpu = 0,
-	.priv = PRIV_NOBODY,
-};
-
-FIXTURE_VARIANT_ADD(page, breakpoint_task) {
-	.kind = K_BREAKPOINT,
-	.cpu = -1,
-	.priv = PRIV_AS_RUN,
-};
-
-FIXTURE_VARIANT_ADD(page, breakpoint_cpu) {
-	.kind = K_BREAKPOINT,
-	.cpu = 0,
-	.priv = PRIV_AS_RUN,
-};
-
-FIXTURE_VARIANT_ADD(page, breakpoint_task_nocaps) {
-	.kind = K_BREAKPOINT,
-	.cpu = -1,
-	.priv = PRIV_NO_CAPS,
-};
-
-FIXTURE_VARIANT_ADD(page, breakpoint_cpu_nocaps) {
-	.kind = K_BREAKPOINT,
-	.cpu = 0,
-	.priv = PRIV_NO_CAPS,
-};
-
-FIXTURE_VARIANT_ADD(page, breakpoint_task_nobody) {
-	.kind = K_BREAKPOINT,
-	.cpu = -1,
-	.priv = PRIV_NOBODY,
-};
-
-FIXTURE_VARIANT_ADD(page, breakpoint_cpu_nobody) {
-	.kind = K_BREAKPOINT,
-	.cpu = 0,
-	.priv = PRIV_NOBODY,
-};
-
-FIXTURE_VARIANT_ADD(page, cycles_task) {
-	.kind = K_CYCLES,
-	.cpu = -1,
-	.priv = PRIV_AS_RUN,
-};
-
-FIXTURE_VARIANT_ADD(page, cycles_cpu) {
-	.kind = K_CYCLES,
-	.cpu = 0,
-	.priv = PRIV_AS_RUN,
-};
-
-FIXTURE_VARIANT_ADD(page, cycles_task_nocaps) {
-	.kind = K_CYCLES,
-	.cpu = -1,
-	.priv = PRIV_NO_CAPS,
-};
-
-FIXTURE_VARIANT_ADD(page, cycles_cpu_nocaps) {
-	.kind = K_CYCLES,
-	.cpu = 0,
-	.priv = PRIV_NO_CAPS,
-};
-
-FIXTURE_VARIANT_ADD(page, cycles_task_nobody) {
-	.kind = K_CYCLES,
-	.cpu = -1,
-	.priv = PRIV_NOBODY,
-};
-
-FIXTURE_VARIANT_ADD(page, cycles_cpu_nobody) {
-	.kind = K_CYCLES,
-	.cpu = 0,
-	.priv = PRIV_NOBODY,
-};
-
-FIXTURE_VARIANT_ADD(page, instructions_task) {
-	.kind = K_INSTRUCTIONS,
-	.cpu = -1,
-	.priv = PRIV_AS_RUN,
-};
-
-FIXTURE_VARIANT_ADD(page, instructions_cpu) {
-	.kind = K_INSTRUCTIONS,
-	.cpu = 0,
-	.priv = PRIV_AS_RUN,
-};
-
-FIXTURE_VARIANT_ADD(page, instructions_task_nocaps) {
-	.kind = K_INSTRUCTIONS,
-	.cpu = -1,
-	.priv = PRIV_NO_CAPS,
-};
-
-FIXTURE_VARIANT_ADD(page, instructions_cpu_nocaps) {
-	.kind = K_INSTRUCTIONS,
-	.cpu = 0,
-	.priv = PRIV_NO_CAPS,
-};
-
-FIXTURE_VARIANT_ADD(page, instructions_task_nobody) {
-	.kind = K_INSTRUCTIONS,
-	.cpu = -1,
-	.priv = PRIV_NOBODY,
-};
-
-FIXTURE_VARIANT_ADD(page, instructions_cpu_nobody) {
-	.kind = K_INSTRUCTIONS,
-	.cpu = 0,
-	.priv = PRIV_NOBODY,
-};
-
-/* clang-format on */
+	if (err)
+		return err;
+	a->enable_on_exec = v->enable_on_exec;
+	a->inherit = v->inherit;
+	a->pinned = v->pinned;
+	a->exclusive = v->exclusive;
+	if (v->wakeup == W_EVENTS) {
+		a->wakeup_events = 1;
+	} else if (v->wakeup == W_WATERMARK) {
+		a->watermark = 1;
+		a->wakeup_watermark = page_size() / 2;
+	}
+	a->write_backward = v->write_backward;
+	a->use_clockid = v->use_clockid;
+	a->clockid = v->clockid;
+	a->sample_id_all = v->sample_id_all;
+#ifdef PERF_ATTR_SIZE_VER7
+	a->remove_on_exec = v->remove_on_exec;
+	a->sigtrap = v->sigtrap;
+#endif
+	if (v->sample_type)
+		a->sample_type = v->sample_type;
+	a->read_format = v->read_format;
+	a->exclude_idle = v->exclude_idle;
+	a->exclude_guest = v->exclude_guest;
+	a->exclude_callchain_kernel = v->exclude_callchain_kernel;
+	return 0;
+}
 
 /* The SKIP reason of a variant: everything it needs, in a fixed order. */
 static void variant_needs(char *buf, size_t len,
 			  const FIXTURE_VARIANT(page) * v)
 {
-	const char *scope = v->cpu < 0 ? NEED_TASK_PERM : NEED_CPU_PERM;
+	const char *scope = v->cpu_wide ? NEED_CPU_PERM : NEED_TASK_PERM;
 	const char *kind = NULL;
 
 	switch (v->kind) {
@@ -620,23 +366,163 @@ static void variant_needs(char *buf, size_t len,
 		snprintf(buf, len, "needs %s", scope);
 }
 
-static int open_variant(struct perf_event_attr *attr,
-			const FIXTURE_VARIANT(page) * v, int group)
+static int open_case(struct perf_event_attr *attr,
+		     const FIXTURE_VARIANT(page) * v, int group,
+		     unsigned long flags)
 {
-	return up_perf_event_open(attr, v->cpu < 0 ? 0 : -1, v->cpu, group, 0);
+	return up_perf_event_open(attr, v->cpu_wide ? -1 : 0,
+				  v->cpu_wide ? 0 : -1, group, flags);
+}
+
+static void sigtrap_ignore(int sig)
+{
+}
+
+/*
+ * Whether the kernel knows attr.remove_on_exec (5.13): an
+ * older one refuses any bit it does not know with EINVAL.
+ */
+static bool has_on_exec(void)
+{
+	struct perf_event_attr a = {
+		.size = sizeof(a),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_DUMMY,
+		.disabled = 1,
+		.exclude_kernel = 1,
+		.exclude_hv = 1,
+	};
+	int fd;
+
+#ifdef PERF_ATTR_SIZE_VER7
+	a.remove_on_exec = 1;
+#endif
+	fd = syscall(__NR_perf_event_open, &a, 0, -1, -1, 0);
+	if (fd >= 0)
+		close(fd);
+	return fd >= 0 || errno != EINVAL;
+}
+
+/*
+ * Opens the case's event and the partner its origin asks for, and maps the
+ * page to check.  Returns NULL, or the SKIP reason (opening was refused).
+ */
+static const char *open_origin(struct __test_metadata *_metadata,
+			       FIXTURE_DATA(page) * self,
+			       const FIXTURE_VARIANT(page) * v)
+{
+	struct perf_event_attr partner = self->attr;
+	int prot = PROT_READ | (v->read_only ? 0 : PROT_WRITE);
+	int fd, err, other;
+
+	/* A group sibling may be neither pinned nor exclusive. */
+	partner.pinned = 0;
+	partner.exclusive = 0;
+	switch (v->origin) {
+	case FROM_SIBLING:
+		self->partner = open_case(&partner, v, -1, 0);
+		fd = self->partner < 0 ?
+			     -1 :
+			     open_case(&self->attr, v, self->partner, 0);
+		break;
+	case FROM_SET_OUTPUT:
+	case FROM_FD_OUTPUT:
+		self->partner = open_case(&partner, v, -1, 0);
+		fd = -1;
+		break;
+	default:
+		fd = open_case(&self->attr, v, -1, 0);
+		break;
+	}
+	if (self->partner < 0 && v->origin >= FROM_SIBLING &&
+	    v->origin <= FROM_FD_OUTPUT)
+		fd = -1;
+	else if (v->origin == FROM_SET_OUTPUT || v->origin == FROM_FD_OUTPUT)
+		fd = 0;
+	if (fd < 0) {
+		err = errno;
+		if (err == EINVAL && (v->remove_on_exec || v->sigtrap) &&
+		    !has_on_exec()) {
+			TH_LOG("perf_event_open: %s; remove_on_exec refused",
+			       strerror(err));
+			return "needs " NEED_ON_EXEC;
+		}
+		ASSERT_TRUE(open_refused(_metadata, err, &self->attr,
+					 v->cpu_wide - 1))
+		TH_LOG("perf_event_open: %s", strerror(err));
+		return self->needs;
+	}
+	if (v->origin == FROM_SET_OUTPUT || v->origin == FROM_FD_OUTPUT) {
+		/* The output event is mapped first: it owns the buffer. */
+		self->base = mmap(NULL, self->len, prot, MAP_SHARED,
+				  self->partner, 0);
+		ASSERT_NE(MAP_FAILED, self->base)
+		TH_LOG("mmap of the output event: %s", strerror(errno));
+		self->map_fd = self->partner;
+		if (v->origin == FROM_SET_OUTPUT) {
+			fd = open_case(&self->attr, v, -1, 0);
+			ASSERT_LE(0, fd) TH_LOG("%s", strerror(errno));
+			ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT,
+					   self->partner))
+			TH_LOG("SET_OUTPUT: %s", strerror(errno));
+		} else {
+			fd = open_case(&self->attr, v, self->partner,
+				       PERF_FLAG_FD_OUTPUT |
+					       PERF_FLAG_FD_NO_GROUP);
+			ASSERT_LE(0, fd)
+			TH_LOG("PERF_FLAG_FD_OUTPUT: %s", strerror(errno));
+		}
+		self->fd = fd;
+		/*
+		 * perf_mmap(): the redirected event writes into a buffer of
+		 * its own size only: another size is EINVAL on every kernel.
+		 */
+		other = 2;
+		if (case_pages(v) == 2)
+			other = 3;
+		EXPECT_EQ(MAP_FAILED, mmap(NULL, other * page_size(), prot,
+					   MAP_SHARED, fd, 0));
+		EXPECT_EQ(EINVAL, errno);
+		return NULL;
+	}
+	self->fd = fd;
+	self->map_fd = fd;
+	if (v->origin == FROM_LEADER) {
+		self->partner = open_case(&partner, v, fd, 0);
+		if (self->partner < 0) {
+			err = errno;
+			ASSERT_TRUE(open_refused(_metadata, err, &partner,
+						 v->cpu_wide - 1));
+			return self->needs;
+		}
+	}
+	self->base = mmap(NULL, self->len, prot, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, self->base) TH_LOG("mmap: %s", strerror(errno));
+	return NULL;
 }
 
 FIXTURE_SETUP(page)
 {
-	bool refused;
+	struct sigaction sa = { .sa_handler = sigtrap_ignore };
 	int err;
 
 	self->fd = -1;
+	self->partner = -1;
+	self->map_fd = -1;
 	self->base = MAP_FAILED;
-	self->len = 3 * page_size();
+	self->len = case_pages(variant) * page_size();
 	variant_needs(self->needs, sizeof(self->needs), variant);
+#ifndef PERF_ATTR_SIZE_VER7
+	if (variant->remove_on_exec || variant->sigtrap) {
+		self->skip = "needs " NEED_ON_EXEC;
+		return;
+	}
+#endif
+	/* sigtrap: a SIGTRAP on every overflow, which must not kill */
+	if (variant->sigtrap)
+		ASSERT_EQ(0, sigaction(SIGTRAP, &sa, NULL));
 	/* The 6.1 harness runs the body even after SKIP here: record why. */
-	err = kind_attr(variant->kind, &self->attr);
+	err = case_attr(variant, &self->attr);
 	if (err) {
 		TH_LOG("sched:sched_switch id: %s", strerror(-err));
 		self->skip = self->needs;
@@ -647,19 +533,9 @@ FIXTURE_SETUP(page)
 		TH_LOG("dropping privileges: %s", strerror(errno));
 		return;
 	}
-	self->fd = open_variant(&self->attr, variant, -1);
-	if (self->fd < 0) {
-		err = errno;
-		refused =
-			open_refused(_metadata, err, &self->attr, variant->cpu);
-		ASSERT_TRUE(refused)
-		TH_LOG("perf_event_open: %s", strerror(err));
-		self->skip = self->needs;
-		return;
-	}
-	self->base = mmap(NULL, self->len, PROT_READ | PROT_WRITE, MAP_SHARED,
-			  self->fd, 0);
-	ASSERT_NE(MAP_FAILED, self->base) TH_LOG("mmap: %s", strerror(errno));
+	self->skip = open_origin(_metadata, self, variant);
+	if (!self->skip)
+		ASSERT_EQ(0, up_snapshot(self->base, self->before));
 }
 
 FIXTURE_TEARDOWN(page)
@@ -668,41 +544,8 @@ FIXTURE_TEARDOWN(page)
 		munmap(self->base, self->len);
 	if (self->fd >= 0)
 		close(self->fd);
-}
-
-/*
- * The one way a test reports a check's verdict: EXPECT it, and on the first
- * failure of the test name the commits that made the promise in one hint:
- * line (each test runs in a process of its own).
- */
-static void expect_ok(struct __test_metadata *_metadata, bool ok,
-		      const struct up_msg *m, const char *state)
-{
-	static bool hinted;
-
-	EXPECT_TRUE(ok) TH_LOG("%s: %s", state, m->s);
-	if (!ok && !hinted) {
-		hinted = true;
-		fprintf(stderr, "# hint: %s\n", m->hint);
-	}
-}
-
-/* Every promise about the page that holds in any state, on one snapshot. */
-static void expect_page_abi(struct __test_metadata *_metadata, const void *pg,
-			    const char *state)
-{
-	unsigned char snap[UP_HDR_LEN];
-	struct up_msg m;
-
-	ASSERT_EQ(0, up_snapshot(pg, snap))
-	TH_LOG("%s: page lock never settled", state);
-	/* uapi: cap_bit0 "Always 0", cap_bit0_is_deprecated "Always 1" */
-	expect_ok(_metadata, up_check_bit0(snap, &m), &m, state);
-	expect_ok(_metadata, up_check_bit1(snap, &m), &m, state);
-	/* uapi: size "Header size up to __reserved[] fields" */
-	expect_ok(_metadata, up_check_size(snap, &m), &m, state);
-	/* uapi: __reserved "align to 1k": never written */
-	expect_ok(_metadata, up_check_reserved(snap, &m), &m, state);
+	if (self->partner >= 0)
+		close(self->partner);
 }
 
 /* Work that moves every software counter of the variants. */
@@ -725,214 +568,227 @@ static void workload(void)
 	}
 }
 
-TEST_F(page, opened_disabled)
-{
-	if (self->fd < 0)
-		SKIP(return, "%s", self->skip);
-	expect_page_abi(_metadata, self->base, "opened disabled");
-}
-
-TEST_F(page, after_enable)
-{
-	if (self->fd < 0)
-		SKIP(return, "%s", self->skip);
-	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_ENABLE, 0));
-	expect_page_abi(_metadata, self->base, "after ENABLE");
-}
-
-TEST_F(page, after_disable)
-{
-	if (self->fd < 0)
-		SKIP(return, "%s", self->skip);
-	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_ENABLE, 0));
-	workload();
-	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_DISABLE, 0));
-	expect_page_abi(_metadata, self->base, "after DISABLE");
-}
-
-TEST_F(page, after_reset)
-{
-	if (self->fd < 0)
-		SKIP(return, "%s", self->skip);
-	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_ENABLE, 0));
-	workload();
-	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_RESET, 0));
-	expect_page_abi(_metadata, self->base, "after RESET");
-}
-
-TEST_F(page, after_period)
+/* The state's ioctls on the case's event; 0 or -errno. */
+static int enter_state(enum state s, int fd, int leader)
 {
 	__u64 period = 500000;
+	int ret = 0;
 
-	if (self->fd < 0)
-		SKIP(return, "%s", self->skip);
-	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_ENABLE, 0));
-	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_PERIOD, &period))
-	TH_LOG("PERIOD: %s", strerror(errno));
-	workload();
-	expect_page_abi(_metadata, self->base, "after PERIOD");
-}
-
-TEST_F(page, after_refresh)
-{
-	if (self->fd < 0)
-		SKIP(return, "%s", self->skip);
-	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_REFRESH, 1))
-	TH_LOG("REFRESH: %s", strerror(errno));
-	workload();
-	expect_page_abi(_metadata, self->base, "after REFRESH");
-}
-
-TEST_F(page, after_workload)
-{
-	if (self->fd < 0)
-		SKIP(return, "%s", self->skip);
-	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_ENABLE, 0));
-	workload();
-	expect_page_abi(_metadata, self->base, "after a workload");
-}
-
-TEST_F(page, group_sibling)
-{
-	struct perf_event_attr attr = self->attr;
-	int fd, err = 0;
-	void *pg;
-
-	if (self->fd < 0)
-		SKIP(return, "%s", self->skip);
-	attr.disabled = 0;
-	fd = open_variant(&attr, variant, self->fd);
-	if (fd < 0) {
-		err = errno;
-		if (open_refused(_metadata, err, &attr, variant->cpu))
-			SKIP(return, "%s", self->needs);
-	}
-	ASSERT_LE(0, fd) TH_LOG("sibling: %s", strerror(err));
-	pg = mmap(NULL, 2 * page_size(), PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-		  0);
-	ASSERT_NE(MAP_FAILED, pg) TH_LOG("mmap sibling: %s", strerror(errno));
-	ASSERT_EQ(0,
-		  ioctl(self->fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP));
-	workload();
-	expect_page_abi(_metadata, self->base, "group leader");
-	expect_page_abi(_metadata, pg, "group sibling");
-	munmap(pg, 2 * page_size());
-	close(fd);
-}
-
-TEST_F(page, second_mmap)
-{
-	void *pg;
-
-	if (self->fd < 0)
-		SKIP(return, "%s", self->skip);
-	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_ENABLE, 0));
-	pg = mmap(NULL, self->len, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd,
-		  0);
-	ASSERT_NE(MAP_FAILED, pg) TH_LOG("second mmap: %s", strerror(errno));
-	workload();
-	expect_page_abi(_metadata, pg, "second mapping of the fd");
-	expect_page_abi(_metadata, self->base,
-			"first mapping, after the second");
-	munmap(pg, self->len);
-}
-
-TEST_F(page, munmap_then_mmap)
-{
-	if (self->fd < 0)
-		SKIP(return, "%s", self->skip);
-	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_ENABLE, 0));
-	workload();
-	ASSERT_EQ(0, munmap(self->base, self->len));
-	self->base = mmap(NULL, self->len, PROT_READ | PROT_WRITE, MAP_SHARED,
-			  self->fd, 0);
-	ASSERT_NE(MAP_FAILED, self->base) TH_LOG("mmap: %s", strerror(errno));
-	expect_page_abi(_metadata, self->base, "mapped again after munmap");
-}
-
-TEST_F(page, read_only_mapping)
-{
-	void *pg;
-	int fd;
-
-	if (self->fd < 0)
-		SKIP(return, "%s", self->skip);
-	/* A fresh event: a read-only buffer cannot share a writable one's. */
-	fd = open_variant(&self->attr, variant, -1);
-	ASSERT_LE(0, fd) TH_LOG("%s", strerror(errno));
-	pg = mmap(NULL, self->len, PROT_READ, MAP_SHARED, fd, 0);
-	ASSERT_NE(MAP_FAILED, pg) TH_LOG("PROT_READ mmap: %s", strerror(errno));
-	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
-	workload();
-	expect_page_abi(_metadata, pg, "PROT_READ mapping");
-	munmap(pg, self->len);
-	close(fd);
-}
-
-TEST_F(page, sizes_1_and_1_plus_2n_pages)
-{
-	static const int data_pages[] = { 0, 1, 2, 8 };
-	unsigned char snap[UP_HDR_LEN];
-	unsigned int i;
-	struct up_msg m;
-	char state[64];
-	size_t len;
-	void *pg;
-	int fd;
-
-	if (self->fd < 0)
-		SKIP(return, "%s", self->skip);
-	for (i = 0; i < ARRAY_SIZE(data_pages); i++) {
-		fd = open_variant(&self->attr, variant, -1);
-		ASSERT_LE(0, fd) TH_LOG("%s", strerror(errno));
-		len = (1 + data_pages[i]) * page_size();
-		pg = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		ASSERT_NE(MAP_FAILED, pg)
-		TH_LOG("mmap of %zu bytes: %s", len, strerror(errno));
-		ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
+	if (s == S_OPENED)
+		return 0;
+	/* A sibling counts only while its leader is on. */
+	if (leader >= 0 && ioctl(leader, PERF_EVENT_IOC_ENABLE, 0))
+		return -errno;
+	if (s == S_REFRESH)
+		ret = ioctl(fd, PERF_EVENT_IOC_REFRESH, 1);
+	else
+		ret = ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	if (!ret && s == S_PERIOD)
+		ret = ioctl(fd, PERF_EVENT_IOC_PERIOD, &period);
+	if (ret)
+		return -errno;
+	if (s != S_ENABLED)
 		workload();
-		snprintf(state, sizeof(state), "1+%d pages", data_pages[i]);
-		expect_page_abi(_metadata, pg, state);
-		if (data_pages[i]) {
-			ASSERT_EQ(0, up_snapshot(pg, snap));
-			/* uapi data_offset/data_size (4.1): the area after the page */
-			expect_ok(_metadata,
-				  up_check_data_area(snap, page_size(),
-						     data_pages[i], &m),
-				  &m, state);
-		}
-		munmap(pg, len);
-		close(fd);
+	if (s == S_DISABLED)
+		ret = ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	else if (s == S_RESET)
+		ret = ioctl(fd, PERF_EVENT_IOC_RESET, 0);
+	return ret ? -errno : 0;
+}
+
+/* What a page of the case is checked against. */
+struct page_want {
+	long page_size;
+	int data_pages;
+	bool no_counter; /* index must be 0 */
+	int read_fd; /* the page's own event for read(), or -1 (shared) */
+	__u64 read_format;
+	bool sibling; /* read_fd is a group sibling: a GROUP read is not its */
+};
+
+/* What one read() of the page's event gave. */
+struct read_vals {
+	bool have_count; /* its count: not a GROUP read of a sibling */
+	bool have_times; /* read_format has both times */
+	uint64_t count, enabled, running;
+};
+
+static void read_values(const struct page_want *w, struct read_vals *r)
+{
+	const __u64 te = PERF_FORMAT_TOTAL_TIME_ENABLED;
+	const __u64 tr = PERF_FORMAT_TOTAL_TIME_RUNNING;
+	uint64_t v[64];
+	ssize_t n;
+	int i;
+
+	memset(r, 0, sizeof(*r));
+	if (w->read_fd < 0)
+		return;
+	n = read(w->read_fd, v, sizeof(v));
+	if (n < (ssize_t)sizeof(v[0]))
+		return;
+	n /= sizeof(v[0]);
+	/* value or nr first, then time_enabled, time_running */
+	if ((w->read_format & (te | tr)) == (te | tr) && n >= 3) {
+		r->have_times = true;
+		r->enabled = v[1];
+		r->running = v[2];
 	}
+	/* GROUP: nr, the times, then the leader's value first */
+	i = 0;
+	if (w->read_format & PERF_FORMAT_GROUP) {
+		if (w->sibling)
+			return;
+		i = 1 + !!(w->read_format & te) + !!(w->read_format & tr);
+	}
+	if (n > i) {
+		r->have_count = true;
+		r->count = v[i];
+	}
+}
+
+static int report(bool ok, const struct up_msg *m, const char *where,
+		  bool *hinted)
+{
+	if (ok)
+		return 0;
+	fprintf(stderr, "# %s: %s\n", where, m->s);
+	if (!*hinted)
+		fprintf(stderr, "# hint: %s\n", m->hint);
+	*hinted = true;
+	return 1;
+}
+
+/*
+ * Every page check, on one settled copy of pg; before is a copy taken
+ * earlier (or NULL).  Returns the number of checks that failed, each
+ * reported on stderr.  For the harness and for a re-executed image.
+ */
+static int check_page(const void *pg, const unsigned char *before,
+		      const struct page_want *w, const char *where)
+{
+	unsigned char snap[UP_HDR_LEN];
+	bool hinted = false;
+	struct read_vals r;
+	struct up_msg m;
+	int bad = 0;
+
+	/* The page first: read() must come after the update it is held to. */
+	if (up_snapshot(pg, snap)) {
+		fprintf(stderr, "# %s: page lock never settled\n", where);
+		return 1;
+	}
+	read_values(w, &r);
+	/* uapi: cap_bit0 "Always 0", cap_bit0_is_deprecated "Always 1" */
+	bad += report(up_check_bit0(snap, &m), &m, where, &hinted);
+	bad += report(up_check_bit1(snap, &m), &m, where, &hinted);
+	/* uapi: size "Header size up to __reserved[] fields" */
+	bad += report(up_check_size(snap, &m), &m, where, &hinted);
+	/* uapi: __reserved "align to 1k": never written */
+	bad += report(up_check_reserved(snap, &m), &m, where, &hinted);
+	/* uapi data_offset/data_size (4.1): the area after the page */
+	bad += report(up_check_data_area(snap, w->page_size, w->data_pages, &m),
+		      &m, where, &hinted);
+	if (before)
+		bad += report(up_check_lock(before, snap, &m), &m, where,
+			      &hinted);
+	if (w->no_counter)
+		bad += report(up_check_index_none(snap, &m), &m, where,
+			      &hinted);
+	if (w->read_fd >= 0)
+		bad += report(up_check_times(snap, r.have_times, r.enabled,
+					     r.running, &m),
+			      &m, where, &hinted);
+	/* uapi read loop: with index 0 the count is offset alone */
+	bad += report(up_check_offset_idle(snap, r.have_count, r.count, &m), &m,
+		      where, &hinted);
+	/* equal when the event is off? not shown for every line: logged */
+	if (!up_u32(snap, UP_INDEX) && r.have_count)
+		fprintf(stderr, "# %s: index 0, offset %lld, read() %llu\n",
+			where, (long long)up_u64(snap, UP_OFFSET),
+			(unsigned long long)r.count);
+	/* no uapi promise keeps time_cycles below time_mask: logged */
+	if (up_time_cycles_past_mask(snap))
+		fprintf(stderr, "# %s: time_cycles 0x%llx, time_mask 0x%llx\n",
+			where, (unsigned long long)up_u64(snap, UP_TIME_CYCLES),
+			(unsigned long long)up_u64(snap, UP_TIME_MASK));
+	bad += report(up_check_time_conv(snap, &m), &m, where, &hinted);
+	bad += report(up_check_time_short(snap, &m), &m, where, &hinted);
+	bad += report(up_check_pmc_width(snap, &m), &m, where, &hinted);
+	return bad;
+}
+
+static void case_want(const FIXTURE_VARIANT(page) * v, int fd,
+		      struct page_want *w)
+{
+	w->page_size = page_size();
+	w->data_pages = case_pages(v) - 1;
+	w->no_counter = on_no_counter(v->kind);
+	/* A redirected event writes its values into the shared page too. */
+	w->read_fd = v->origin == FROM_SET_OUTPUT ||
+				     v->origin == FROM_FD_OUTPUT ?
+			     -1 :
+			     fd;
+	w->read_format = v->read_format;
+	w->sibling = v->origin == FROM_SIBLING;
+}
+
+/*
+ * A state in which no page update is due: the event (and every event
+ * writing the page) is off.  Not a disabled sibling of an enabled leader:
+ * a leader that cannot go on updates its siblings' pages
+ * (group_update_userpage(), in every line from 5.10).
+ */
+static bool case_idle(const FIXTURE_VARIANT(page) * v)
+{
+	return v->state == S_OPENED ||
+	       (v->state == S_DISABLED && v->origin != FROM_SIBLING);
+}
+
+/*
+ * Two settled copies of the page of an event that is off, a context switch
+ * and a millisecond apart, nothing done between them: the same lock (and,
+ * up_check_lock, the same fields).
+ */
+static int check_idle_page(const void *pg, const char *where)
+{
+	const struct timespec ms = { .tv_nsec = 1000000 };
+	unsigned char a[UP_HDR_LEN], b[UP_HDR_LEN];
+	bool hinted = false;
+	struct up_msg m;
+	int bad = 0;
+
+	if (up_snapshot(pg, a))
+		return 1;
+	sched_yield();
+	nanosleep(&ms, NULL);
+	if (up_snapshot(pg, b))
+		return 1;
+	bad += report(up_check_lock_still(a, b, &m), &m, where, &hinted);
+	bad += report(up_check_lock(a, b, &m), &m, where, &hinted);
+	return bad;
 }
 
 /*
  * Map fd (len bytes: a second mapping must match the buffer's size) and
  * check the page; for processes outside the harness.
  */
-static int check_fd_page(int fd, size_t len, const char *who)
+static int check_fd_page(int fd, size_t len, int prot,
+			 const struct page_want *w, const char *who)
 {
-	unsigned char snap[UP_HDR_LEN];
-	struct up_msg m;
-	bool ok;
 	void *pg;
+	int bad;
 
-	pg = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	pg = mmap(NULL, len, prot, MAP_SHARED, fd, 0);
 	if (pg == MAP_FAILED) {
 		fprintf(stderr, "# %s: mmap of the event fd: %s\n", who,
 			strerror(errno));
 		return 1;
 	}
-	if (up_snapshot(pg, snap)) {
-		fprintf(stderr, "# %s: page lock never settled\n", who);
-		return 1;
-	}
-	ok = up_check_bit0(snap, &m) && up_check_bit1(snap, &m) &&
-	     up_check_size(snap, &m) && up_check_reserved(snap, &m);
-	if (!ok)
-		fprintf(stderr, "# %s: %s\n# hint: %s\n", who, m.s, m.hint);
+	workload();
+	bad = check_page(pg, NULL, w, who);
 	munmap(pg, len);
-	return !ok;
+	return !!bad;
 }
 
 static void expect_child_ok(struct __test_metadata *_metadata, pid_t pid,
@@ -946,44 +802,99 @@ static void expect_child_ok(struct __test_metadata *_metadata, pid_t pid,
 	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("%s found a bad page", who);
 }
 
-/* Perf mappings are VM_DONTCOPY: the child maps the inherited fd itself. */
-TEST_F(page, forked_child_maps_fd)
+/* A child opens the case's event for itself, then execs this program. */
+static void exec_case(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(page) * self,
+		      const FIXTURE_VARIANT(page) * v)
 {
+	char arg[4][24];
+	int fd, prot = v->read_only ? PROT_READ : PROT_READ | PROT_WRITE;
 	pid_t pid;
 
-	if (self->fd < 0)
-		SKIP(return, "%s", self->skip);
-	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_ENABLE, 0));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
-		workload();
-		_exit(check_fd_page(self->fd, self->len, "forked child"));
-	}
-	expect_child_ok(_metadata, pid, "forked child");
-	expect_page_abi(_metadata, self->base, "parent after fork");
-}
-
-/* The fd survives exec; the new image maps and checks it. */
-TEST_F(page, after_exec)
-{
-	char fdstr[16], lenstr[24];
-	pid_t pid;
-
-	if (self->fd < 0)
-		SKIP(return, "%s", self->skip);
-	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_ENABLE, 0));
-	snprintf(fdstr, sizeof(fdstr), "%d", self->fd);
-	snprintf(lenstr, sizeof(lenstr), "%zu", self->len);
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid) {
-		execl("/proc/self/exe", "mmap_page", EXEC_CHILD_ARG, fdstr,
-		      lenstr, (char *)NULL);
+		fd = open_case(&self->attr, v, -1, 0);
+		if (fd < 0 || enter_state(v->state, fd, -1))
+			_exit(3);
+		snprintf(arg[0], sizeof(arg[0]), "%d", fd);
+		snprintf(arg[1], sizeof(arg[1]), "%zu", self->len);
+		snprintf(arg[2], sizeof(arg[2]), "%d", prot);
+		snprintf(arg[3], sizeof(arg[3]), "%d",
+			 (int)v->read_format | on_no_counter(v->kind) << 16);
+		execl("/proc/self/exe", "mmap_page", EXEC_CHILD_ARG, arg[0],
+		      arg[1], arg[2], arg[3], (char *)NULL);
 		fprintf(stderr, "# exec: %s\n", strerror(errno));
 		_exit(2);
 	}
 	expect_child_ok(_metadata, pid, "re-executed image");
+}
+
+TEST_F(page, abi)
+{
+	struct page_want want;
+	void *second = MAP_FAILED;
+	int prot, err;
+	pid_t pid;
+
+	if (self->skip)
+		SKIP(return, "%s", self->skip);
+	prot = variant->read_only ? PROT_READ : PROT_READ | PROT_WRITE;
+	case_want(variant, self->fd, &want);
+	if (variant->origin == FROM_EXEC) {
+		exec_case(_metadata, self, variant);
+		return;
+	}
+	if (variant->remap == M_SECOND) {
+		second = mmap(NULL, self->len, prot, MAP_SHARED, self->map_fd,
+			      0);
+		ASSERT_NE(MAP_FAILED, second)
+		TH_LOG("second mmap: %s", strerror(errno));
+	} else if (variant->remap == M_AGAIN) {
+		ASSERT_EQ(0, munmap(self->base, self->len));
+		self->base = mmap(NULL, self->len, prot, MAP_SHARED,
+				  self->map_fd, 0);
+		ASSERT_NE(MAP_FAILED, self->base)
+		TH_LOG("mmap again: %s", strerror(errno));
+		/* The last munmap freed the buffer: this is a new page. */
+		ASSERT_EQ(0, up_snapshot(self->base, self->before));
+	}
+	err = enter_state(variant->state, self->fd,
+			  variant->origin == FROM_SIBLING ? self->partner : -1);
+	ASSERT_EQ(0, err) TH_LOG("entering the state: %s", strerror(-err));
+	EXPECT_EQ(0, check_page(self->base, self->before, &want, "the page"));
+	if (case_idle(variant))
+		EXPECT_EQ(0, check_idle_page(self->base, "the idle page"));
+	if (second != MAP_FAILED) {
+		EXPECT_EQ(0, check_page(second, NULL, &want, "second mapping"));
+		munmap(second, self->len);
+	}
+	if (variant->origin == FROM_FORK) {
+		/* Perf mappings are VM_DONTCOPY: the child maps the fd. */
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (!pid)
+			_exit(check_fd_page(self->map_fd, self->len, prot,
+					    &want, "forked child"));
+		expect_child_ok(_metadata, pid, "forked child");
+	}
+}
+
+/*
+ * The one way a test reports a check's verdict: EXPECT it, and on the first
+ * failure of the test name the commits that made the promise in one hint:
+ * line (each test runs in a process of its own).
+ */
+static void expect_ok(struct __test_metadata *_metadata, bool ok,
+		      const struct up_msg *m, const char *state)
+{
+	static bool hinted;
+
+	EXPECT_TRUE(ok) TH_LOG("%s: %s", state, m->s);
+	if (!ok && !hinted) {
+		hinted = true;
+		fprintf(stderr, "# hint: %s\n", m->hint);
+	}
 }
 
 /*
@@ -1125,6 +1036,52 @@ TEST(data_head_counts_records)
 }
 
 /*
+ * perf_mmap() checks the AUX area's layout in the user page before it asks
+ * whether the PMU has an AUX buffer, so each broken rule is EINVAL for any
+ * event: aux_offset at or past the data area's end, equal to the mmap
+ * offset, aux_size equal to the mapping, a power-of-two number of pages
+ * (uapi: "aux_offset, aux_size: ... set by userspace").
+ */
+TEST(aux_layout_rules)
+{
+	static const struct {
+		int off, size, map_off, map_pages;
+	} bad[] = {
+		{ 2, 2, 2, 2 }, /* aux_offset inside the data area */
+		{ 3, 2, 4, 2 }, /* mapped at another offset than aux_offset */
+		{ 3, 4, 3, 2 }, /* aux_size is not the mapping's */
+		{ 3, 3, 3, 3 }, /* 3 pages: not a power of two */
+	};
+	struct perf_event_mmap_page *pg;
+	long ps = page_size();
+	unsigned int i;
+	size_t len;
+	void *base, *aux;
+	int fd;
+
+	fd = open_sideband(2, &base, &len, PROT_READ | PROT_WRITE);
+	if (fd < 0) {
+		if (open_refused(_metadata, -fd, &sideband_attr, -1))
+			SKIP(return, "needs " NEED_TASK_PERM);
+	}
+	ASSERT_LE(0, fd) TH_LOG("dummy event: %s", strerror(-fd));
+	pg = base;
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		pg->aux_offset = bad[i].off * ps;
+		pg->aux_size = bad[i].size * ps;
+		aux = mmap(NULL, bad[i].map_pages * ps, PROT_READ | PROT_WRITE,
+			   MAP_SHARED, fd, bad[i].map_off * ps);
+		EXPECT_EQ(MAP_FAILED, aux) TH_LOG("rule %u: mapped", i);
+		EXPECT_EQ(EINVAL, errno)
+		TH_LOG("rule %u: %s", i, strerror(errno));
+		if (aux != MAP_FAILED)
+			munmap(aux, bad[i].map_pages * ps);
+	}
+	munmap(base, len);
+	close(fd);
+}
+
+/*
  * The ring buffer's data area: one page (4 KiB to 64 KiB, as the machine
  * has it), and 64 KiB whatever the page size, so that sizing the workload
  * from the buffer is tested where pages are small too.
@@ -1256,8 +1213,18 @@ TEST_F(ring, read_only_buffer_overwrites)
 
 int main(int argc, char **argv)
 {
-	if (argc == 4 && !strcmp(argv[1], EXEC_CHILD_ARG))
-		return check_fd_page(atoi(argv[2]), strtoul(argv[3], NULL, 0),
-				     "re-executed image");
+	struct page_want w = { .page_size = page_size() };
+	int flags;
+
+	/* a re-executed image: fd, len, prot, read_format | no_counter << 16 */
+	if (argc == 6 && !strcmp(argv[1], EXEC_CHILD_ARG)) {
+		flags = atoi(argv[5]);
+		w.read_fd = atoi(argv[2]);
+		w.read_format = flags & 0xffff;
+		w.no_counter = flags >> 16;
+		w.data_pages = strtoul(argv[3], NULL, 0) / w.page_size - 1;
+		return check_fd_page(w.read_fd, strtoul(argv[3], NULL, 0),
+				     atoi(argv[4]), &w, "re-executed image");
+	}
 	return test_harness_run(argc, argv);
 }

@@ -428,6 +428,27 @@ static inline uint64_t up_cyc_to_perf_time(const void *pg, uint64_t cyc)
 			    up_u32(pg, UP_TIME_MULT));
 }
 
+/*
+ * uapi cap_user_time_zero, the way back: "time = timestamp - time_zero;
+ * quot = time / time_mult; rem = time % time_mult; cyc = (quot <<
+ * time_shift) + (rem << time_shift) / time_mult" (no time << time_shift,
+ * which overflows 64 bits after seconds).  With cap_user_time_short the
+ * result is a cycle count as up_cyc_short() extends it.
+ */
+static inline uint64_t up_perf_time_to_cyc(const void *pg, uint64_t timestamp)
+{
+	uint64_t time = timestamp - up_u64(pg, UP_TIME_ZERO);
+	uint16_t shift = up_u16(pg, UP_TIME_SHIFT);
+	uint32_t mult = up_u32(pg, UP_TIME_MULT);
+	uint64_t quot, rem;
+
+	if (!mult || shift >= 64)
+		return 0;
+	quot = time / mult;
+	rem = time % mult;
+	return (quot << shift) + (rem << shift) / mult;
+}
+
 /* uapi: "quot = count / running; ... count = quot * enabled + ..." */
 static inline uint64_t up_scale(uint64_t count, uint64_t enabled,
 				uint64_t running)
