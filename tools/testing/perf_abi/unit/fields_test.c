@@ -346,4 +346,32 @@ TEST(time_cycles_past_time_mask_is_only_logged)
 	EXPECT_FALSE(up_time_cycles_past_mask(a));
 }
 
+TEST(data_pointers_of_an_unread_buffer_pass)
+{
+	unsigned char a[UP_HDR_LEN];
+
+	good(a);
+	put64(a, UP_DATA_SIZE, 8192);
+	ACCEPTED(up_check_data_ptrs(a, true, &m));
+	put64(a, UP_DATA_HEAD, 8192);
+	ACCEPTED(up_check_data_ptrs(a, true, &m));
+	/* an overwrite or backward buffer runs past its size */
+	put64(a, UP_DATA_HEAD, 3 * 8192 + 24);
+	ACCEPTED(up_check_data_ptrs(a, false, &m));
+}
+
+TEST(data_tail_written_or_unread_data_overwritten_is_rejected)
+{
+	unsigned char a[UP_HDR_LEN];
+
+	good(a);
+	put64(a, UP_DATA_SIZE, 8192);
+	put64(a, UP_DATA_TAIL, 64);
+	REJECTED(up_check_data_ptrs(a, true, &m));
+	REJECTED(up_check_data_ptrs(a, false, &m));
+	put64(a, UP_DATA_TAIL, 0);
+	put64(a, UP_DATA_HEAD, 8192 + 8);
+	REJECTED(up_check_data_ptrs(a, true, &m));
+}
+
 TEST_HARNESS_MAIN

@@ -604,6 +604,7 @@ struct page_want {
 	int read_fd; /* the page's own event for read(), or -1 (shared) */
 	__u64 read_format;
 	bool sibling; /* read_fd is a group sibling: a GROUP read is not its */
+	bool bounded; /* writable and forward: never over-writes unread data */
 };
 
 /* What one read() of the page's event gave. */
@@ -689,6 +690,8 @@ static int check_page(const void *pg, const unsigned char *before,
 	/* uapi data_offset/data_size (4.1): the area after the page */
 	bad += report(up_check_data_area(snap, w->page_size, w->data_pages, &m),
 		      &m, where, &hinted);
+	bad += report(up_check_data_ptrs(snap, w->bounded, &m), &m, where,
+		      &hinted);
 	if (before)
 		bad += report(up_check_lock(before, snap, &m), &m, where,
 			      &hinted);
@@ -731,6 +734,7 @@ static void case_want(const FIXTURE_VARIANT(page) * v, int fd,
 			     fd;
 	w->read_format = v->read_format;
 	w->sibling = v->origin == FROM_SIBLING;
+	w->bounded = !v->read_only && !v->write_backward;
 }
 
 /*
@@ -821,7 +825,8 @@ static void exec_case(struct __test_metadata *_metadata,
 		snprintf(arg[1], sizeof(arg[1]), "%zu", self->len);
 		snprintf(arg[2], sizeof(arg[2]), "%d", prot);
 		snprintf(arg[3], sizeof(arg[3]), "%d",
-			 (int)v->read_format | on_no_counter(v->kind) << 16);
+			 (int)v->read_format | on_no_counter(v->kind) << 16 |
+				 (!v->read_only && !v->write_backward) << 17);
 		execl("/proc/self/exe", "mmap_page", EXEC_CHILD_ARG, arg[0],
 		      arg[1], arg[2], arg[3], (char *)NULL);
 		fprintf(stderr, "# exec: %s\n", strerror(errno));
@@ -1216,12 +1221,16 @@ int main(int argc, char **argv)
 	struct page_want w = { .page_size = page_size() };
 	int flags;
 
-	/* a re-executed image: fd, len, prot, read_format | no_counter << 16 */
+	/*
+	 * a re-executed image: fd, len, prot,
+	 * read_format | no_counter << 16 | bounded << 17
+	 */
 	if (argc == 6 && !strcmp(argv[1], EXEC_CHILD_ARG)) {
 		flags = atoi(argv[5]);
 		w.read_fd = atoi(argv[2]);
 		w.read_format = flags & 0xffff;
-		w.no_counter = flags >> 16;
+		w.no_counter = (flags >> 16) & 1;
+		w.bounded = (flags >> 17) & 1;
 		w.data_pages = strtoul(argv[3], NULL, 0) / w.page_size - 1;
 		return check_fd_page(w.read_fd, strtoul(argv[3], NULL, 0),
 				     atoi(argv[4]), &w, "re-executed image");

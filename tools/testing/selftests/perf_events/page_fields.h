@@ -23,6 +23,8 @@
 #define UP_HINT_TIME_ZERO \
 	"cap_user_time_zero: timestamp -> cyc (uapi, c73deb6aecda)"
 #define UP_HINT_AUX "aux_offset, aux_size: page-aligned, past the data area"
+#define UP_HINT_DATA_PTRS \
+	"data_tail is user space's; the kernel will not over-write unread data (uapi)"
 
 /*
  * uapi: the reader retries "while (pc->lock != seq)": when any field the
@@ -195,6 +197,30 @@ static inline bool up_time_cycles_past_mask(const void *pg)
 {
 	return up_cap(pg, UP_CAP_USER_TIME_SHORT) &&
 	       (up_u64(pg, UP_TIME_CYCLES) & ~up_u64(pg, UP_TIME_MASK));
+}
+
+/*
+ * uapi data_tail: "user-space writes" it; "When the mapping is PROT_WRITE
+ * ... the kernel will not over-write unread data".  On a page whose
+ * data_tail user space never wrote, data_tail is 0, and a writable
+ * forward buffer (bounded) holds at most data_size bytes from it.
+ */
+static inline bool up_check_data_ptrs(const void *pg, bool bounded,
+				      struct up_msg *m)
+{
+	unsigned long long tail = up_u64(pg, UP_DATA_TAIL);
+	unsigned long long head = up_data_head(pg);
+	unsigned long long size = up_u64(pg, UP_DATA_SIZE);
+
+	if (tail)
+		return up_fail(m, UP_HINT_DATA_PTRS,
+			       "data_tail %llu, never written by user space",
+			       tail);
+	if (bounded && head > size)
+		return up_fail(m, UP_HINT_DATA_PTRS,
+			       "data_head %llu > data_tail 0 + data_size %llu",
+			       head, size);
+	return true;
 }
 
 #endif /* __SELFTEST_PERF_PAGE_FIELDS_H */
