@@ -299,6 +299,12 @@ static int case_pages(const FIXTURE_VARIANT(page) * v)
 	return v->pages ? v->pages : 3;
 }
 
+/* PROT_READ alone maps an overwrite buffer */
+static int case_prot(const FIXTURE_VARIANT(page) * v)
+{
+	return v->read_only ? PROT_READ : PROT_READ | PROT_WRITE;
+}
+
 /* Software PMUs (and breakpoints, tracepoints) put no event on a counter */
 static bool on_no_counter(enum kind k)
 {
@@ -397,7 +403,7 @@ static bool has_on_exec(void)
 #ifdef PERF_ATTR_SIZE_VER7
 	a.remove_on_exec = 1;
 #endif
-	fd = syscall(__NR_perf_event_open, &a, 0, -1, -1, 0);
+	fd = up_perf_event_open(&a, 0, -1, -1, 0);
 	if (fd >= 0)
 		close(fd);
 	return fd >= 0 || errno != EINVAL;
@@ -412,7 +418,7 @@ static const char *open_origin(struct __test_metadata *_metadata,
 			       const FIXTURE_VARIANT(page) * v)
 {
 	struct perf_event_attr partner = self->attr;
-	int prot = PROT_READ | (v->read_only ? 0 : PROT_WRITE);
+	int prot = case_prot(v);
 	int fd, err, other;
 
 	/* A group sibling may be neither pinned nor exclusive. */
@@ -427,18 +433,14 @@ static const char *open_origin(struct __test_metadata *_metadata,
 		break;
 	case FROM_SET_OUTPUT:
 	case FROM_FD_OUTPUT:
+		/* the case's event opens once its output event is mapped */
 		self->partner = open_case(&partner, v, -1, 0);
-		fd = -1;
+		fd = self->partner;
 		break;
 	default:
 		fd = open_case(&self->attr, v, -1, 0);
 		break;
 	}
-	if (self->partner < 0 && v->origin >= FROM_SIBLING &&
-	    v->origin <= FROM_FD_OUTPUT)
-		fd = -1;
-	else if (v->origin == FROM_SET_OUTPUT || v->origin == FROM_FD_OUTPUT)
-		fd = 0;
 	if (fd < 0) {
 		err = errno;
 		if (err == EINVAL && (v->remove_on_exec || v->sigtrap) &&
@@ -809,11 +811,12 @@ static void expect_child_ok(struct __test_metadata *_metadata, pid_t pid,
 /* A child opens the case's event for itself, then execs this program. */
 static void exec_case(struct __test_metadata *_metadata,
 		      FIXTURE_DATA(page) * self,
-		      const FIXTURE_VARIANT(page) * v)
+		      const FIXTURE_VARIANT(page) * v,
+		      const struct page_want *w)
 {
 	char arg[4][24];
-	int fd, prot = v->read_only ? PROT_READ : PROT_READ | PROT_WRITE;
 	pid_t pid;
+	int fd;
 
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -823,10 +826,10 @@ static void exec_case(struct __test_metadata *_metadata,
 			_exit(3);
 		snprintf(arg[0], sizeof(arg[0]), "%d", fd);
 		snprintf(arg[1], sizeof(arg[1]), "%zu", self->len);
-		snprintf(arg[2], sizeof(arg[2]), "%d", prot);
+		snprintf(arg[2], sizeof(arg[2]), "%d", case_prot(v));
 		snprintf(arg[3], sizeof(arg[3]), "%d",
-			 (int)v->read_format | on_no_counter(v->kind) << 16 |
-				 (!v->read_only && !v->write_backward) << 17);
+			 (int)w->read_format | w->no_counter << 16 |
+				 w->bounded << 17);
 		execl("/proc/self/exe", "mmap_page", EXEC_CHILD_ARG, arg[0],
 		      arg[1], arg[2], arg[3], (char *)NULL);
 		fprintf(stderr, "# exec: %s\n", strerror(errno));
@@ -844,10 +847,10 @@ TEST_F(page, abi)
 
 	if (self->skip)
 		SKIP(return, "%s", self->skip);
-	prot = variant->read_only ? PROT_READ : PROT_READ | PROT_WRITE;
+	prot = case_prot(variant);
 	case_want(variant, self->fd, &want);
 	if (variant->origin == FROM_EXEC) {
-		exec_case(_metadata, self, variant);
+		exec_case(_metadata, self, variant, &want);
 		return;
 	}
 	if (variant->remap == M_SECOND) {
@@ -895,11 +898,7 @@ static void expect_ok(struct __test_metadata *_metadata, bool ok,
 {
 	static bool hinted;
 
-	EXPECT_TRUE(ok) TH_LOG("%s: %s", state, m->s);
-	if (!ok && !hinted) {
-		hinted = true;
-		fprintf(stderr, "# hint: %s\n", m->hint);
-	}
+	EXPECT_EQ(0, report(ok, m, state, &hinted));
 }
 
 /*
@@ -1219,6 +1218,7 @@ TEST_F(ring, read_only_buffer_overwrites)
 int main(int argc, char **argv)
 {
 	struct page_want w = { .page_size = page_size() };
+	size_t len;
 	int flags;
 
 	/*
@@ -1231,9 +1231,10 @@ int main(int argc, char **argv)
 		w.read_format = flags & 0xffff;
 		w.no_counter = (flags >> 16) & 1;
 		w.bounded = (flags >> 17) & 1;
-		w.data_pages = strtoul(argv[3], NULL, 0) / w.page_size - 1;
-		return check_fd_page(w.read_fd, strtoul(argv[3], NULL, 0),
-				     atoi(argv[4]), &w, "re-executed image");
+		len = strtoul(argv[3], NULL, 0);
+		w.data_pages = len / w.page_size - 1;
+		return check_fd_page(w.read_fd, len, atoi(argv[4]), &w,
+				     "re-executed image");
 	}
 	return test_harness_run(argc, argv);
 }
