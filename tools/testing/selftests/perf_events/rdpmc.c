@@ -1080,8 +1080,8 @@ static const char *comm_stamps_open(struct __test_metadata *_metadata,
 {
 	long psz = sysconf(_SC_PAGESIZE);
 	struct perf_event_attr a;
+	int fd, err;
 	void *pg;
-	int fd;
 
 	if (!UP_HAVE_HW_READ)
 		return NEED_READER;
@@ -1095,11 +1095,10 @@ static const char *comm_stamps_open(struct __test_metadata *_metadata,
 	a.exclude_kernel = 1;
 	a.disabled = disabled;
 	fd = up_perf_event_open(&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	if (fd < 0 && unsupported(errno)) {
-		TH_LOG("dummy: %s", strerror(errno));
-		return errno == EACCES || errno == EPERM ?
-			       NEED_PERM :
-			       "needs the dummy software event";
+	err = fd < 0 ? errno : 0;
+	if (err && unsupported(err)) {
+		TH_LOG("dummy: %s", strerror(err));
+		return perm_or(-err, "needs the dummy software event");
 	}
 	ASSERT_LE(0, fd);
 	pg = mmap(NULL, psz * COMM_PAGES, PROT_READ | PROT_WRITE, MAP_SHARED,
