@@ -544,7 +544,7 @@ coverage_into() {	# DIR
 	[ -z "$suite" ] || return 0
 	for k in "$1"/*.ktap; do
 		[ -f "$k" ] && [ "${k##*/}" != report.ktap ] || continue
-		grep -q '^# ok [0-9]* page\.' "$k" || continue
+		grep -Eq '^# (not )?ok [0-9]+ page\.' "$k" || continue
 		python3 "$m/attrspace/cover.py" "$top/tools/testing/selftests/perf_events/page_cases.h" \
 			--ktap "$k" > "${k%.ktap}.uncovered" 2>&1 || true
 	done
