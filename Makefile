@@ -2,7 +2,9 @@
 #
 # Standalone driver of the perf user-page ABI selftests.  `make help` lists
 # the targets.  The kselftest framework is taken from KSRC=<kernel tree>, or
-# from Debian's linux-source-$(KVER) package, into build/ (never committed).
+# from the newest tree Debian ships (linux-source-$(KVER), fetched and
+# extracted once into the cache by upstream/tree.sh), into build/ (never
+# committed).
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := build
@@ -10,7 +12,7 @@ SHELL := /bin/bash
 TOP := $(CURDIR)
 SUITE := tools/testing/selftests/perf_events
 M := tools/testing/perf_abi
-KVER ?= 6.12
+KVER ?= 7.3
 KSRC ?=
 # HOME may be unset (cron, env -i): the passwd entry's home then.
 HOME ?= $(shell getent passwd "$$(id -u)" | cut -d: -f6)
@@ -31,14 +33,11 @@ endif
 endif
 
 ifeq ($(KSRC),)
-KSFT_SRC := /usr/src/linux-source-$(KVER).tar.xz
+KSFT_SRC = "$$("$(M)/upstream/tree.sh" $(KVER))"
 FW := $(B)/ksft-$(KVER)
-DEPS_BUILD := build
-ifneq ($(KVER),6.12)
-DEPS_BUILD += src-$(KVER)
-endif
+DEPS_BUILD := suite upstream
 else
-KSFT_SRC := $(KSRC)
+KSFT_SRC = "$(KSRC)"
 FW := $(B)/ksft-ksrc
 DEPS_BUILD := suite
 endif
@@ -92,14 +91,14 @@ help:
 	@echo 'make run              ./run_tests.sh on the running kernel'
 	@echo 'make check            the project tests (unit, lint, host, guests, mutants)'
 	@echo 'make unit             crafted-page unit tests and shell tests only'
-	@echo 'make lint             checkpatch, clang-format, gcc/clang -Wall -Wextra, 6.1 harness'
+	@echo 'make lint             checkpatch, clang-format, gcc/clang -Wall -Wextra'
 	@echo 'make install-host     kselftest install tree for this machine (build/install-host)'
 	@echo 'make install-ARCH     static install tree for a guest ($(GUEST_ARCHES))'
 	@echo 'make bench            speed figures (not a pass/fail test)'
 	@echo 'make mutants          the mutant-kernel kill matrix'
 	@echo 'make soak             the suite N times, idle and under stress-ng; verdict flips'
 	@echo 'make clean            remove build/'
-	@echo 'variables: KSRC=<kernel tree>  KVER=6.12|6.1  PERF_ABI_CACHE=<dir>'
+	@echo 'variables: KSRC=<kernel tree>  KVER=7.3|6.12|6.1|5.10  PERF_ABI_CACHE=<dir>'
 
 deps:
 	@"$(M)/deps.sh" all
@@ -108,7 +107,7 @@ deps:
 framework:
 	@"$(M)/deps.sh" $(DEPS_BUILD)
 	@$(LINK_BUILD)
-	@"$(M)/ksft.sh" "$(KSFT_SRC)" "$(FW)"
+	@src=$(KSFT_SRC) && "$(M)/ksft.sh" "$$src" "$(FW)"
 
 # The suite, copied into the framework tree exactly as into a kernel tree.
 $(STAGE)/.staged: $(SUITE_FILES) | framework
@@ -158,7 +157,7 @@ UNIT_CFLAGS := -Wall -Wextra -Werror -Wno-unused-parameter -O2 -g \
 
 -include $(wildcard $(M)/*/*.mk)
 
-$(B)/unit/%: $(M)/unit/%.c $(SUITE)/user_page.h $(SUITE)/page_fields.h $(STAGE)/.staged
+$(B)/unit/%: $(M)/unit/%.c $(SUITE)/user_page.h $(STAGE)/.staged
 	@mkdir -p "$(dir $@)"
 	@$(CC) $(UNIT_CFLAGS) -o "$@" "$<" -lcap -lpthread
 

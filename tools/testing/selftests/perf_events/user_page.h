@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Reader of the perf user page (struct perf_event_mmap_page).
+ * The perf user page (struct perf_event_mmap_page, uapi linux/perf_event.h):
+ * its ABI facts, a copy taken under its seqlock, the checks of its promises
+ * as pure functions over a page, and the user-space counter read loop.
  *
- * The ABI is read here by byte offsets and by the places the C bitfield
- * layout gives the capability bits, so that a test does not merely agree
- * with whatever header it was built against.  Every
- * check is a pure function over a page pointer, shared by the selftests
- * (on a page the kernel mapped) and by unit tests (on crafted pages that
- * each check must reject).
+ * The checks read fields at the ABI's byte offsets (asserted below against
+ * the header in use) and the capability bits through the header's bitfield,
+ * whose layout is the ABI (cap_bit0 is bit 63 on big-endian targets).  The
+ * unit tests of the project that ships this suite feed them crafted pages.
  */
 #ifndef __SELFTEST_PERF_USER_PAGE_H
 #define __SELFTEST_PERF_USER_PAGE_H
@@ -24,7 +24,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* Byte offsets of the fields, fixed by the ABI (uapi linux/perf_event.h). */
 #define UP_LOCK 8
 #define UP_INDEX 12
 #define UP_OFFSET 16
@@ -39,100 +38,45 @@
 #define UP_SIZE 72
 #define UP_TIME_CYCLES 80
 #define UP_TIME_MASK 88
-#define UP_DATA_HEAD 1024
+#define UP_DATA_HEAD 1024 /* uapi: "data_head ... 1k aligned" */
 #define UP_DATA_TAIL 1032
 #define UP_DATA_OFFSET 1040
 #define UP_DATA_SIZE 1048
 #define UP_HDR_LEN 1088 /* through aux_size */
 
-/*
- * capabilities is a C bitfield (uapi linux/perf_event.h): its fields are
- * bits 0, 1, 2... in declaration order, and the compiler allocates them
- * from the least significant bit on little-endian targets, from the most
- * significant one on big-endian targets (cap_bit0 is bit 63 on s390x).
- * UP_CAP_* are the shifts of the fields in the u64, as the ABI places them.
- */
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-#define UP_CAP_SHIFT(n) (63 - (n))
-#else
-#define UP_CAP_SHIFT(n) (n)
-#endif
-#define UP_CAP_BIT0 UP_CAP_SHIFT(0)
-#define UP_CAP_BIT0_IS_DEPRECATED UP_CAP_SHIFT(1)
-#define UP_CAP_USER_RDPMC UP_CAP_SHIFT(2)
-#define UP_CAP_USER_TIME UP_CAP_SHIFT(3)
-#define UP_CAP_USER_TIME_ZERO UP_CAP_SHIFT(4)
-#define UP_CAP_USER_TIME_SHORT UP_CAP_SHIFT(5)
+static_assert(offsetof(struct perf_event_mmap_page, lock) == UP_LOCK, "lock");
+static_assert(offsetof(struct perf_event_mmap_page, capabilities) == UP_CAPS,
+	      "capabilities");
+static_assert(offsetof(struct perf_event_mmap_page, size) == UP_SIZE, "size");
+static_assert(offsetof(struct perf_event_mmap_page, time_mask) == UP_TIME_MASK,
+	      "time_mask");
+static_assert(offsetof(struct perf_event_mmap_page, data_head) == UP_DATA_HEAD,
+	      "data_head");
+static_assert(offsetof(struct perf_event_mmap_page, data_size) == UP_DATA_SIZE,
+	      "data_size");
 
 /*
- * size, "Header size up to __reserved[] fields", grows with the struct:
- * each published layout has its own value.  76 when size was added in 3.12
- * (fa7315871046), 96 since 5.9 added time_cycles and time_mask with
- * cap_user_time_short (6c0246a4588d).  A newer kernel may report more,
- * up to data_head at byte 1024.
+ * size, "Header size up to __reserved[] fields": 76 from 3.12, which added
+ * it (fa7315871046); 96 from 5.9, which added time_cycles and time_mask
+ * (6c0246a4588d); a newer layout's is larger, and below data_head.
  */
 #define UP_SIZE_MIN 76
 #define UP_SIZE_TIME_SHORT 96
-/* offsetof(__reserved) of the header the suite is built against */
 #define UP_SIZE_HDR offsetof(struct perf_event_mmap_page, __reserved)
 
-/* The commits that made the promises, for a failing test's hint: line. */
-#define UP_HINT_CAPS                                                         \
-	"capabilities bit 0 = 0, bit 1 = 1 since 3.12: fa7315871046, which " \
-	"retired the layout of 860f085b74e9 and the 3.4-3.11 union"
-#define UP_HINT_SIZE                                                   \
-	"size is offsetof(__reserved): 76 since fa7315871046 (3.12), " \
-	"96 since 6c0246a4588d (5.9, cap_user_time_short)"
-#define UP_HINT_RESERVED                                              \
-	"__reserved up to data_head is never written: c7206205d00a, " \
-	"fa7315871046, 6c0246a4588d"
-#define UP_HINT_DATA_HEAD "data_head is the u64 at byte 1024 since c7206205d00a"
-#define UP_HINT_DATA_AREA "data_offset and data_size since e8c6deac6962 (4.1)"
-
-/* The header in use must place the fields where the ABI does. */
-#define UP_ASSERT_OFF(field, off)                                            \
-	static_assert(offsetof(struct perf_event_mmap_page, field) == (off), \
-		      #field " is not at byte " #off)
-UP_ASSERT_OFF(lock, UP_LOCK);
-UP_ASSERT_OFF(index, UP_INDEX);
-UP_ASSERT_OFF(offset, UP_OFFSET);
-UP_ASSERT_OFF(capabilities, UP_CAPS);
-UP_ASSERT_OFF(pmc_width, UP_PMC_WIDTH);
-UP_ASSERT_OFF(time_mult, UP_TIME_MULT);
-UP_ASSERT_OFF(time_zero, UP_TIME_ZERO);
-UP_ASSERT_OFF(size, UP_SIZE);
-UP_ASSERT_OFF(time_mask, UP_TIME_MASK);
-/* uapi: "data_head ... 1k aligned", core asserts it at 1024 since 3.4 */
-UP_ASSERT_OFF(data_head, UP_DATA_HEAD);
-UP_ASSERT_OFF(data_tail, UP_DATA_TAIL);
-UP_ASSERT_OFF(data_offset, UP_DATA_OFFSET);
-UP_ASSERT_OFF(data_size, UP_DATA_SIZE);
-
-/*
- * A check's verdict: true when the page holds, else why it does not (s)
- * and the commits that made the promise it checks (hint).
- */
+/* A check's verdict: false, with why in s, when the page breaks a promise. */
 struct up_msg {
 	char s[256];
-	const char *hint;
 };
 
-/* The 6.12 kselftest.h defines __printf(); the 6.1 one does not. */
-#ifdef __printf
-#define UP_FORMAT_3_4 __printf(3, 4)
-#else
-#define UP_FORMAT_3_4
-#endif
-
-static inline bool UP_FORMAT_3_4 up_fail(struct up_msg *m, const char *hint,
-					 const char *fmt, ...)
+static inline bool __printf(2, 3)
+	up_fail(struct up_msg *m, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(m->s, sizeof(m->s), fmt, ap);
 	va_end(ap);
-	m->hint = hint;
 	return false;
 }
 
@@ -160,13 +104,12 @@ static inline uint16_t up_u16(const void *pg, size_t off)
 	return v;
 }
 
-/* The capability at shift UP_CAP_* (a field of the bitfield) */
-static inline bool up_cap(const void *pg, int shift)
+static inline const struct perf_event_mmap_page *up_pc(const void *pg)
 {
-	return (up_u64(pg, UP_CAPS) >> shift) & 1;
+	return pg;
 }
 
-/* data_head, as the uapi header says to read it: with acquire order. */
+/* data_head, read as the uapi says: with acquire order */
 static inline uint64_t up_data_head(const void *pg)
 {
 	const uint64_t *head = (const void *)((const char *)pg + UP_DATA_HEAD);
@@ -177,11 +120,10 @@ static inline uint64_t up_data_head(const void *pg)
 #define UP_SEQ_RETRIES 10000
 
 /*
- * Copy the self-monitoring part of the page under its seqlock (uapi: the
- * "seq = pc->lock; barrier(); ...; barrier(); while (pc->lock != seq)" loop,
- * as strict as perf's own: "pc->lock == seq && !(seq & 1)", an odd lock is
- * an update in progress).  Returns 0, or -EAGAIN when the lock never held
- * still.
+ * Copy the page's header under its seqlock: the uapi loop retries "while
+ * (pc->lock != seq)"; a copy is also refused while seq is odd, as
+ * perf_event_update_userpage() bumps lock before and after an update.
+ * Returns 0, or -EAGAIN when the lock never held still.
  */
 static inline int up_snapshot(const void *pg, unsigned char snap[UP_HDR_LEN])
 {
@@ -191,7 +133,6 @@ static inline int up_snapshot(const void *pg, unsigned char snap[UP_HDR_LEN])
 
 	for (i = 0; i < UP_SEQ_RETRIES; i++) {
 		seq = __atomic_load_n(lock, __ATOMIC_ACQUIRE);
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		memcpy(snap, pg, UP_HDR_LEN);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		if (__atomic_load_n(lock, __ATOMIC_RELAXED) == seq &&
@@ -201,198 +142,217 @@ static inline int up_snapshot(const void *pg, unsigned char snap[UP_HDR_LEN])
 	return -EAGAIN;
 }
 
-/* uapi: "cap_bit0 : 1, Always 0, deprecated, see commit 860f085b74e9" */
-static inline bool up_check_bit0(const void *pg, struct up_msg *m)
-{
-	unsigned long long caps = up_u64(pg, UP_CAPS);
-
-	if (up_cap(pg, UP_CAP_BIT0))
-		return up_fail(m, UP_HINT_CAPS,
-			       "capabilities 0x%llx: cap_bit0 is set", caps);
-	return true;
-}
-
-/* uapi: "cap_bit0_is_deprecated : 1, Always 1, signals that bit 0 is zero" */
-static inline bool up_check_bit1(const void *pg, struct up_msg *m)
-{
-	unsigned long long caps = up_u64(pg, UP_CAPS);
-
-	if (!up_cap(pg, UP_CAP_BIT0_IS_DEPRECATED))
-		return up_fail(m, UP_HINT_CAPS,
-			       "capabilities 0x%llx: bit 1 is 0", caps);
-	return true;
-}
-
-/* Both bits: the 3.12 promise ("Fix capabilities bitfield compatibility"). */
+/*
+ * uapi: "cap_bit0: Always 0, deprecated, see commit 860f085b74e9" and
+ * "cap_bit0_is_deprecated: Always 1, signals that bit 0 is zero"
+ * (fa7315871046, 3.12).
+ */
 static inline bool up_check_caps(const void *pg, struct up_msg *m)
 {
-	return up_check_bit0(pg, m) && up_check_bit1(pg, m);
+	unsigned long long caps = up_u64(pg, UP_CAPS);
+
+	if (up_pc(pg)->cap_bit0)
+		return up_fail(m, "capabilities 0x%llx: cap_bit0 is set", caps);
+	if (!up_pc(pg)->cap_bit0_is_deprecated)
+		return up_fail(m, "capabilities 0x%llx: bit 1 is 0", caps);
+	return true;
 }
 
 /*
- * uapi: "__u32 size; Header size up to __reserved[] fields."  The size of
- * a published layout (76 or 96, or the header's), or a newer layout's,
- * above the header's and below data_head; and the fields the kernel says
- * it uses lie below size (cap_user_time_short: time_cycles, time_mask).
+ * size is a published layout's (76, 96, the header's) or a newer, larger
+ * one's below data_head; cap_user_time_short's fields lie below it.
  */
 static inline bool up_check_size(const void *pg, struct up_msg *m)
 {
 	uint32_t size = up_u32(pg, UP_SIZE);
-	uint32_t known_max = UP_SIZE_TIME_SHORT;
 
-	if (known_max < UP_SIZE_HDR)
-		known_max = UP_SIZE_HDR;
-	if (size < UP_SIZE_MIN)
-		return up_fail(m, UP_HINT_SIZE, "size %u is below 3.12's %u",
-			       size, UP_SIZE_MIN);
-	if (size > UP_DATA_HEAD)
-		return up_fail(m, UP_HINT_SIZE, "size %u is past data_head",
-			       size);
-	if (size <= known_max && size != UP_SIZE_MIN &&
+	if (size < UP_SIZE_MIN || size > UP_DATA_HEAD)
+		return up_fail(m, "size %u is outside %u..%u", size,
+			       UP_SIZE_MIN, UP_DATA_HEAD);
+	if (size <= UP_SIZE_HDR && size != UP_SIZE_MIN &&
 	    size != UP_SIZE_TIME_SHORT && size != UP_SIZE_HDR)
-		return up_fail(m, UP_HINT_SIZE,
-			       "size %u is no layout's (%u, %u, header %u)",
-			       size, UP_SIZE_MIN, UP_SIZE_TIME_SHORT,
-			       (unsigned int)UP_SIZE_HDR);
-	if (up_cap(pg, UP_CAP_USER_TIME_SHORT) && size < UP_SIZE_TIME_SHORT)
-		return up_fail(m, UP_HINT_SIZE,
-			       "cap_user_time_short set, size %u < %u", size,
-			       UP_SIZE_TIME_SHORT);
+		return up_fail(m, "size %u is no layout's (%u, %u, %zu)", size,
+			       UP_SIZE_MIN, UP_SIZE_TIME_SHORT, UP_SIZE_HDR);
+	if (up_pc(pg)->cap_user_time_short && size < UP_SIZE_TIME_SHORT)
+		return up_fail(m, "cap_user_time_short with size %u", size);
 	return true;
 }
 
-/* One kernel, one struct: every page it maps has the same size. */
-static inline bool up_check_same_size(const void *pg, const void *other,
-				      struct up_msg *m)
-{
-	uint32_t a = up_u32(pg, UP_SIZE), b = up_u32(other, UP_SIZE);
-
-	if (a != b)
-		return up_fail(m, UP_HINT_SIZE,
-			       "size %u here, %u on another page", a, b);
-	return true;
-}
-
-/*
- * uapi: "__reserved[] align to 1k": bytes from size up to data_head are not
- * written by the kernel, and the ring buffer's pages are allocated zeroed.
- */
+/* uapi: __reserved "align to 1k": from size up to data_head all zero */
 static inline bool up_check_reserved(const void *pg, struct up_msg *m)
 {
 	const unsigned char *b = pg;
-	uint32_t size = up_u32(pg, UP_SIZE);
-	uint32_t from = size, i;
+	uint32_t i = up_u32(pg, UP_SIZE);
 
-	if (from < UP_SIZE_MIN || from > UP_DATA_HEAD)
-		from = UP_SIZE_MIN;
-	for (i = from; i < UP_DATA_HEAD; i++)
+	if (i < UP_SIZE_MIN || i > UP_DATA_HEAD)
+		i = UP_SIZE_MIN;
+	for (; i < UP_DATA_HEAD; i++)
 		if (b[i])
-			return up_fail(m, UP_HINT_RESERVED,
-				       "reserved byte %u is 0x%02x (size %u)",
-				       i, b[i], size);
+			return up_fail(m, "reserved byte %u is 0x%02x", i,
+				       b[i]);
 	return true;
 }
 
-/*
- * uapi: "data_offset: where the buffer starts", "data_size: data buffer
- * size" (since 4.1): the data area follows the user page.
- */
+/* uapi data_offset, data_size (e8c6deac6962): the area after the page */
 static inline bool up_check_data_area(const void *pg, uint64_t page_size,
 				      uint64_t data_pages, struct up_msg *m)
 {
 	unsigned long long off = up_u64(pg, UP_DATA_OFFSET);
 	unsigned long long size = up_u64(pg, UP_DATA_SIZE);
-	unsigned long long want = data_pages * page_size;
 
 	if (off != page_size)
-		return up_fail(m, UP_HINT_DATA_AREA,
-			       "data_offset %llu, not the page size %llu", off,
+		return up_fail(m, "data_offset %llu, page size %llu", off,
 			       (unsigned long long)page_size);
-	if (size != want)
-		return up_fail(m, UP_HINT_DATA_AREA, "data_size %llu, not %llu",
-			       size, want);
+	if (size != data_pages * page_size)
+		return up_fail(m, "data_size %llu for %llu data pages", size,
+			       (unsigned long long)data_pages);
 	return true;
 }
 
 /*
- * data_head at byte 1024 advanced by exactly the bytes of the records the
- * caller produced since it read before (uapi: "data_head: head in the data
- * section").
+ * uapi data_tail: user space writes it; "When the mapping is PROT_WRITE
+ * ... the kernel will not over-write unread data".  With data_tail never
+ * written it is 0, and a writable forward buffer (bounded) holds at most
+ * data_size bytes past it.
+ */
+static inline bool up_check_data_ptrs(const void *pg, bool bounded,
+				      struct up_msg *m)
+{
+	unsigned long long tail = up_u64(pg, UP_DATA_TAIL);
+	unsigned long long head = up_data_head(pg);
+	unsigned long long size = up_u64(pg, UP_DATA_SIZE);
+
+	if (tail)
+		return up_fail(m, "data_tail %llu, never written", tail);
+	if (bounded && head > size)
+		return up_fail(m, "data_head %llu past data_tail 0 + %llu",
+			       head, size);
+	return true;
+}
+
+/*
+ * uapi: "index: hardware event identifier", used "if (idx)": a software
+ * event is on no hardware counter and publishes 0.
+ */
+static inline bool up_check_index_none(const void *pg, struct up_msg *m)
+{
+	uint32_t index = up_u32(pg, UP_INDEX);
+
+	if (index)
+		return up_fail(m, "index %u on an event with no counter",
+			       index);
+	return true;
+}
+
+/*
+ * uapi: time_enabled is the time the event was enabled, time_running the
+ * part of it spent on a cpu: running <= enabled.  Both only grow, so a
+ * read() after the copy (have_read) gives at least the page's values.
+ */
+static inline bool up_check_times(const void *pg, bool have_read,
+				  uint64_t enabled, uint64_t running,
+				  struct up_msg *m)
+{
+	unsigned long long e = up_u64(pg, UP_TIME_ENABLED);
+	unsigned long long r = up_u64(pg, UP_TIME_RUNNING);
+
+	if (r > e)
+		return up_fail(m, "time_running %llu > time_enabled %llu", r,
+			       e);
+	if (have_read && (e > enabled || r > running))
+		return up_fail(m, "page %llu/%llu, later read() %llu/%llu", e,
+			       r, (unsigned long long)enabled,
+			       (unsigned long long)running);
+	return true;
+}
+
+/*
+ * uapi cap_user_time: "quot = cyc >> time_shift; rem = cyc & ((1 <<
+ * time_shift) - 1); delta = time_offset + quot * time_mult + ((rem *
+ * time_mult) >> time_shift)": a shift below 64 and a non-zero mult (a zero
+ * one stops the clock); cap_user_time_short: time_mask is 2^n - 1.
+ */
+static inline bool up_check_time_conv(const void *pg, struct up_msg *m)
+{
+	uint16_t shift = up_u16(pg, UP_TIME_SHIFT);
+	uint32_t mult = up_u32(pg, UP_TIME_MULT);
+	unsigned long long mask = up_u64(pg, UP_TIME_MASK);
+
+	if (up_pc(pg)->cap_user_time && (shift >= 64 || !mult))
+		return up_fail(m, "cap_user_time, time_shift %u, time_mult %u",
+			       shift, mult);
+	if (up_pc(pg)->cap_user_time_short && (!mask || (mask & (mask + 1))))
+		return up_fail(m, "time_mask 0x%llx is not 2^n - 1", mask);
+	return true;
+}
+
+/*
+ * The fields the uapi loop reads under lock, index to time_offset: when
+ * any changed between two settled copies, lock moved too.
+ */
+static inline bool up_check_lock(const void *before, const void *after,
+				 struct up_msg *m)
+{
+	uint32_t a = up_u32(before, UP_LOCK);
+
+	if (a == up_u32(after, UP_LOCK) &&
+	    memcmp((const char *)before + UP_INDEX,
+		   (const char *)after + UP_INDEX, UP_SIZE - UP_INDEX))
+		return up_fail(m, "fields changed, lock stayed at %u", a);
+	return true;
+}
+
+/*
+ * uapi data_head: "head in the data section": it advanced by exactly the
+ * bytes of the records written since it read before.
  */
 static inline bool up_check_head_grew(const void *pg, uint64_t before,
 				      uint64_t bytes, struct up_msg *m)
 {
 	unsigned long long head = up_data_head(pg);
-	unsigned long long moved = head - before;
 
-	if (moved != bytes)
-		return up_fail(m, UP_HINT_DATA_HEAD,
-			       "data_head moved %llu (to %llu), records %llu",
-			       moved, head, (unsigned long long)bytes);
+	if (head - before != bytes)
+		return up_fail(m, "data_head %llu -> %llu, records %llu bytes",
+			       (unsigned long long)before, head,
+			       (unsigned long long)bytes);
 	return true;
 }
 
 /*
- * Walk the records between data_tail and data_head (no wrap is expected:
- * the caller produced less than the data area holds).  Each record is a
- * struct perf_event_header whose size is a non-zero multiple of 8 (uapi:
- * "struct perf_event_header"; core pads records to u64).  The walk must
- * end exactly at data_head.  Record types found are counted in types[]
- * (indexed by type, n_types entries), when types is not NULL.
+ * Walk the records from data_tail to data_head: each a struct
+ * perf_event_header of a non-zero size that is a multiple of 8, the last
+ * ending exactly at data_head.  types[type] counts them (n_types entries).
  */
-static inline bool up_check_records(const void *base, unsigned int *types,
+static inline bool up_check_records(const void *pg, unsigned int *types,
 				    unsigned int n_types, struct up_msg *m)
 {
+	unsigned long long size = up_u64(pg, UP_DATA_SIZE);
+	unsigned long long head = up_data_head(pg);
+	unsigned long long pos = up_u64(pg, UP_DATA_TAIL);
 	const unsigned char *data;
-	unsigned long long off = up_u64(base, UP_DATA_OFFSET);
-	unsigned long long size = up_u64(base, UP_DATA_SIZE);
-	unsigned long long head = up_data_head(base);
-	unsigned long long pos = up_u64(base, UP_DATA_TAIL);
 	struct perf_event_header h;
 
-	if (!off || !size)
-		return up_fail(m, UP_HINT_DATA_AREA,
-			       "data_offset %llu, data_size %llu", off, size);
+	if (!size || !up_u64(pg, UP_DATA_OFFSET))
+		return up_fail(m, "no data area (data_size %llu)", size);
 	if (head - pos > size)
-		return up_fail(m, UP_HINT_DATA_HEAD,
-			       "data_head %llu > data_tail %llu + size %llu",
+		return up_fail(m, "data_head %llu past data_tail %llu + %llu",
 			       head, pos, size);
-	data = (const unsigned char *)base + off;
+	data = (const unsigned char *)pg + up_u64(pg, UP_DATA_OFFSET);
 	while (pos < head) {
 		if (head - pos < sizeof(h))
-			return up_fail(m, UP_HINT_DATA_HEAD,
-				       "data_head %llu in the header at %llu",
+			return up_fail(m,
+				       "data_head %llu inside a header at %llu",
 				       head, pos);
 		memcpy(&h, data + pos % size, sizeof(h));
-		if (h.size < sizeof(h) || h.size % 8)
-			return up_fail(m, UP_HINT_DATA_HEAD,
-				       "record at %llu: size %u, type %u", pos,
-				       h.size, h.type);
-		if (h.size > head - pos)
-			return up_fail(m, UP_HINT_DATA_HEAD,
-				       "record at %llu, size %u: past %llu",
-				       pos, h.size, head);
-		if (types && h.type < n_types)
+		if (h.size < sizeof(h) || h.size % 8 || h.size > head - pos)
+			return up_fail(m, "record at %llu: size %u, type %u",
+				       pos, h.size, h.type);
+		if (h.type < n_types)
 			types[h.type]++;
 		pos += h.size;
 	}
 	return true;
 }
-
-/*
- * The counter as the user page lets a task read it without a syscall, the
- * loop the uapi header documents above struct perf_event_mmap_page.
- */
-struct up_count {
-	uint64_t count; /* offset + sign-extended counter */
-	uint64_t enabled; /* time_enabled (+ delta when has_time) */
-	uint64_t running; /* time_running (+ delta when has_time, index) */
-	uint64_t pmc; /* the raw counter value read */
-	uint32_t index; /* page index: hardware counter + 1, 0 = none */
-	uint16_t width; /* pmc_width */
-	bool has_time; /* cap_user_time: enabled/running extended */
-	int retries; /* seqlock retries the read took */
-};
 
 /* uapi pmc_width: "pmc <<= 64 - width; pmc >>= 64 - width; count += pmc" */
 static inline uint64_t up_sign_extend(uint64_t pmc, unsigned int width)
@@ -402,22 +362,22 @@ static inline uint64_t up_sign_extend(uint64_t pmc, unsigned int width)
 	return (uint64_t)((int64_t)(pmc << (64 - width)) >> (64 - width));
 }
 
-/* uapi cap_user_time: "quot = cyc >> time_shift; rem = ...; delta = ..." */
+/* uapi cap_user_time: cycles to nanoseconds by time_shift and time_mult */
 static inline uint64_t up_cyc_to_ns(uint64_t cyc, uint16_t shift, uint32_t mult)
 {
-	uint64_t quot = cyc >> shift;
-	uint64_t rem = cyc & ((1ULL << shift) - 1);
+	uint64_t rem = shift < 64 ? cyc & ((1ULL << shift) - 1) : 0;
 
-	return quot * mult + ((rem * mult) >> shift);
+	return shift < 64 ? (cyc >> shift) * mult + ((rem * mult) >> shift) : 0;
 }
 
 /* uapi cap_user_time_short: "cyc = time_cycles + ((cyc - time_cycles) & time_mask)" */
 static inline uint64_t up_cyc_short(const void *pg, uint64_t cyc)
 {
-	if (!up_cap(pg, UP_CAP_USER_TIME_SHORT))
+	uint64_t base = up_u64(pg, UP_TIME_CYCLES);
+
+	if (!up_pc(pg)->cap_user_time_short)
 		return cyc;
-	return up_u64(pg, UP_TIME_CYCLES) +
-	       ((cyc - up_u64(pg, UP_TIME_CYCLES)) & up_u64(pg, UP_TIME_MASK));
+	return base + ((cyc - base) & up_u64(pg, UP_TIME_MASK));
 }
 
 /* uapi cap_user_time_zero: "timestamp = time_zero + quot * time_mult + ..." */
@@ -431,25 +391,44 @@ static inline uint64_t up_cyc_to_perf_time(const void *pg, uint64_t cyc)
 /*
  * uapi cap_user_time_zero, the way back: "time = timestamp - time_zero;
  * quot = time / time_mult; rem = time % time_mult; cyc = (quot <<
- * time_shift) + (rem << time_shift) / time_mult" (no time << time_shift,
- * which overflows 64 bits after seconds).  With cap_user_time_short the
- * result is a cycle count as up_cyc_short() extends it.
+ * time_shift) + (rem << time_shift) / time_mult".
  */
-static inline uint64_t up_perf_time_to_cyc(const void *pg, uint64_t timestamp)
+static inline uint64_t up_perf_time_to_cyc(const void *pg, uint64_t stamp)
 {
-	uint64_t time = timestamp - up_u64(pg, UP_TIME_ZERO);
+	uint64_t time = stamp - up_u64(pg, UP_TIME_ZERO);
 	uint16_t shift = up_u16(pg, UP_TIME_SHIFT);
 	uint32_t mult = up_u32(pg, UP_TIME_MULT);
-	uint64_t quot, rem;
 
 	if (!mult || shift >= 64)
 		return 0;
-	quot = time / mult;
-	rem = time % mult;
-	return (quot << shift) + (rem << shift) / mult;
+	return ((time / mult) << shift) + ((time % mult) << shift) / mult;
 }
 
-/* uapi: "quot = count / running; ... count = quot * enabled + ..." */
+/*
+ * A PERF_SAMPLE_TIME stamp converted back to cycles (truncated to the
+ * nanosecond: [cyc(stamp), cyc(stamp + 1)]) meets the cycle readings
+ * c0 <= c1 taken before and after the record was made.
+ */
+static inline bool up_check_stamp_cycles(const void *pg, uint64_t stamp,
+					 uint64_t c0, uint64_t c1,
+					 struct up_msg *m)
+{
+	unsigned long long lo, hi, x0, x1;
+
+	if (!up_pc(pg)->cap_user_time_zero)
+		return true;
+	lo = up_perf_time_to_cyc(pg, stamp);
+	hi = up_perf_time_to_cyc(pg, stamp + 1);
+	x0 = up_cyc_short(pg, c0);
+	x1 = up_cyc_short(pg, c1);
+	if (hi < x0 || lo > x1)
+		return up_fail(m,
+			       "stamp %llu: cycles %llu..%llu, read %llu..%llu",
+			       (unsigned long long)stamp, lo, hi, x0, x1);
+	return true;
+}
+
+/* uapi: "quot = count / running; rem = ...; count = quot * enabled + ..." */
 static inline uint64_t up_scale(uint64_t count, uint64_t enabled,
 				uint64_t running)
 {
@@ -459,41 +438,27 @@ static inline uint64_t up_scale(uint64_t count, uint64_t enabled,
 }
 
 /*
- * Counter and cycle reads, one leaf per architecture.  A leaf defines
- *   UP_HAVE_HW_READ    1: up_hw_counter() reads a counter from user space
- *   UP_TRAP_SIGNAL     the signal a counter read gets when user access is off
- *   up_hw_counter(n)   the counter whose page index is n + 1 (uapi:
- *                      "pmc = rdpmc(index - 1)")
- *   up_hw_cycles()     the cycle counter the page's time_* fields convert
- * An architecture without a leaf gets UP_HAVE_HW_READ 0: the page is still
- * read (times, offset) and the caller falls back to read() for the count.
- */
-
-/* arm64 hardware counter 31, page index 32: PMCCNTR_EL0 (arm_pmuv3.c) */
-#define UP_ARM64_CYCLE_COUNTER 31U
-
-/*
- * x86 in either width has one reader (rdpmc); the tests ask UP_ARCH_X86
- * rather than the compiler's names of the two.
+ * Counter and clock reads, one leaf per architecture:
+ *   UP_HAVE_HW_READ   1 where up_hw_counter() reads a counter from user space
+ *   UP_TRAP_SIGNAL    what such a read gets while user access is off
+ *   up_hw_counter(n)  the counter the page publishes as index n + 1
+ *   up_hw_cycles()    the clock the page's time_* fields convert
+ * Elsewhere the page's times are still read and the count comes from read().
  */
 #if defined(__x86_64__)
-#define UP_ARCH_X86 1
+#define UP_X86 1
 #elif defined(__i386__)
-#define UP_ARCH_X86 1
-#else
-#define UP_ARCH_X86 0
+#define UP_X86 1
 #endif
 
-#if UP_ARCH_X86
-/* --- x86: rdpmc, rdtsc --------------------------------------------------- */
+#ifdef UP_X86
 #define UP_HAVE_HW_READ 1
-#define UP_TRAP_SIGNAL SIGSEGV /* #GP: CR4.PCE clear */
-/* rdpmc, ECX = index - 1 (x86_pmu_event_idx() encodes fixed counters) */
-static inline uint64_t up_hw_counter(uint32_t counter)
+#define UP_TRAP_SIGNAL SIGSEGV /* CR4.PCE clear: #GP */
+static inline uint64_t up_hw_counter(uint32_t n)
 {
 	uint32_t lo, hi;
 
-	asm volatile("rdpmc" : "=a"(lo), "=d"(hi) : "c"(counter) : "memory");
+	asm volatile("rdpmc" : "=a"(lo), "=d"(hi) : "c"(n) : "memory");
 	return (uint64_t)hi << 32 | lo;
 }
 
@@ -505,38 +470,25 @@ static inline uint64_t up_hw_cycles(void)
 	return (uint64_t)hi << 32 | lo;
 }
 #elif defined(__aarch64__)
-/* --- arm64: mrs PMCCNTR_EL0 / PMEVCNTR<n>_EL0, CNTVCT_EL0 ----------------- */
 #define UP_HAVE_HW_READ 1
 #define UP_TRAP_SIGNAL SIGILL /* PMUSERENR_EL0 clear: undefined at EL0 */
-/* clang-format off */
-#define UP_MRS_EVCNTR(n)						\
-	case n:								\
-		asm volatile("mrs %0, pmevcntr" #n "_el0"		\
-			     : "=r"(v) : : "memory");			\
-		break
-
-/* PMCCNTR_EL0 for counter 31, else PMEVCNTR<counter>_EL0. */
-static inline uint64_t up_hw_counter(uint32_t counter)
+/*
+ * Counter 31 is PMCCNTR_EL0, n < 31 PMEVCNTR<n>_EL0, read through
+ * PMSELR_EL0 (user access sets PMUSERENR_EL0.ER, which opens both): a
+ * switch of task in between reschedules its events, which moves lock.
+ */
+static inline uint64_t up_hw_counter(uint32_t n)
 {
-	uint64_t v = 0;
+	uint64_t v;
 
-	switch (counter) {
-	case UP_ARM64_CYCLE_COUNTER:
+	if (n == 31) {
 		asm volatile("mrs %0, pmccntr_el0" : "=r"(v) : : "memory");
-		break;
-	UP_MRS_EVCNTR(0); UP_MRS_EVCNTR(1); UP_MRS_EVCNTR(2);
-	UP_MRS_EVCNTR(3); UP_MRS_EVCNTR(4); UP_MRS_EVCNTR(5);
-	UP_MRS_EVCNTR(6); UP_MRS_EVCNTR(7); UP_MRS_EVCNTR(8);
-	UP_MRS_EVCNTR(9); UP_MRS_EVCNTR(10); UP_MRS_EVCNTR(11);
-	UP_MRS_EVCNTR(12); UP_MRS_EVCNTR(13); UP_MRS_EVCNTR(14);
-	UP_MRS_EVCNTR(15); UP_MRS_EVCNTR(16); UP_MRS_EVCNTR(17);
-	UP_MRS_EVCNTR(18); UP_MRS_EVCNTR(19); UP_MRS_EVCNTR(20);
-	UP_MRS_EVCNTR(21); UP_MRS_EVCNTR(22); UP_MRS_EVCNTR(23);
-	UP_MRS_EVCNTR(24); UP_MRS_EVCNTR(25); UP_MRS_EVCNTR(26);
-	UP_MRS_EVCNTR(27); UP_MRS_EVCNTR(28); UP_MRS_EVCNTR(29);
-	UP_MRS_EVCNTR(30);
-		/* clang-format on */
+		return v;
 	}
+	asm volatile("msr pmselr_el0, %1\n\tisb\n\tmrs %0, pmxevcntr_el0"
+		     : "=r"(v)
+		     : "r"((uint64_t)n)
+		     : "memory");
 	return v;
 }
 
@@ -549,40 +501,67 @@ static inline uint64_t up_hw_cycles(void)
 }
 #elif defined(__riscv) && __riscv_xlen == 64
 #define UP_HAVE_HW_READ 1
-#define UP_TRAP_SIGNAL SIGILL /* scounteren bit clear: illegal instruction */
-/* clang-format off */
-#define UP_CSRR(n, csr)							\
-	case n:								\
-		asm volatile("csrr %0, " #csr : "=r"(v) : : "memory");	\
-		break
-
+#define UP_TRAP_SIGNAL SIGILL /* scounteren clear: illegal instruction */
 /*
- * CSR cycle (0xc00) + counter: riscv_pmu.c riscv_pmu_event_idx() gives the
- * counter's CSR number - 0xc00, plus 1 (cycle, time, instret, hpmcounter3..31
- * are 0xc00..0xc1f).
+ * Counter n is CSR 0xc00 + n (cycle, time, instret, hpmcounter3..31):
+ * riscv_pmu_event_idx() publishes it as n + 1.  A CSR number is part of
+ * the instruction, so one reader each.
  */
-static inline uint64_t up_hw_counter(uint32_t counter)
-{
-	uint64_t v = 0;
-
-	switch (counter) {
-	UP_CSRR(0, cycle); UP_CSRR(1, time); UP_CSRR(2, instret);
-	UP_CSRR(3, hpmcounter3); UP_CSRR(4, hpmcounter4); UP_CSRR(5, hpmcounter5);
-	UP_CSRR(6, hpmcounter6); UP_CSRR(7, hpmcounter7); UP_CSRR(8, hpmcounter8);
-	UP_CSRR(9, hpmcounter9); UP_CSRR(10, hpmcounter10); UP_CSRR(11, hpmcounter11);
-	UP_CSRR(12, hpmcounter12); UP_CSRR(13, hpmcounter13); UP_CSRR(14, hpmcounter14);
-	UP_CSRR(15, hpmcounter15); UP_CSRR(16, hpmcounter16); UP_CSRR(17, hpmcounter17);
-	UP_CSRR(18, hpmcounter18); UP_CSRR(19, hpmcounter19); UP_CSRR(20, hpmcounter20);
-	UP_CSRR(21, hpmcounter21); UP_CSRR(22, hpmcounter22); UP_CSRR(23, hpmcounter23);
-	UP_CSRR(24, hpmcounter24); UP_CSRR(25, hpmcounter25); UP_CSRR(26, hpmcounter26);
-	UP_CSRR(27, hpmcounter27); UP_CSRR(28, hpmcounter28); UP_CSRR(29, hpmcounter29);
-	UP_CSRR(30, hpmcounter30); UP_CSRR(31, hpmcounter31);
-		/* clang-format on */
+#define UP_CSR_READ(n)                                                    \
+	static inline uint64_t up_csr_##n(void)                           \
+	{                                                                 \
+		uint64_t v;                                               \
+		asm volatile("csrr %0, %1" : "=r"(v) : "i"(0xc00 + (n))); \
+		return v;                                                 \
 	}
-	return v;
+UP_CSR_READ(0)
+UP_CSR_READ(1)
+UP_CSR_READ(2)
+UP_CSR_READ(3)
+UP_CSR_READ(4)
+UP_CSR_READ(5)
+UP_CSR_READ(6)
+UP_CSR_READ(7)
+UP_CSR_READ(8)
+UP_CSR_READ(9)
+UP_CSR_READ(10)
+UP_CSR_READ(11)
+UP_CSR_READ(12)
+UP_CSR_READ(13)
+UP_CSR_READ(14)
+UP_CSR_READ(15)
+UP_CSR_READ(16)
+UP_CSR_READ(17)
+UP_CSR_READ(18)
+UP_CSR_READ(19)
+UP_CSR_READ(20)
+UP_CSR_READ(21)
+UP_CSR_READ(22)
+UP_CSR_READ(23)
+UP_CSR_READ(24)
+UP_CSR_READ(25)
+UP_CSR_READ(26)
+UP_CSR_READ(27)
+UP_CSR_READ(28)
+UP_CSR_READ(29)
+UP_CSR_READ(30)
+UP_CSR_READ(31)
+
+static inline uint64_t up_hw_counter(uint32_t n)
+{
+	static uint64_t (*const csr[])(void) = {
+		up_csr_0,  up_csr_1,  up_csr_2,	 up_csr_3,  up_csr_4,
+		up_csr_5,  up_csr_6,  up_csr_7,	 up_csr_8,  up_csr_9,
+		up_csr_10, up_csr_11, up_csr_12, up_csr_13, up_csr_14,
+		up_csr_15, up_csr_16, up_csr_17, up_csr_18, up_csr_19,
+		up_csr_20, up_csr_21, up_csr_22, up_csr_23, up_csr_24,
+		up_csr_25, up_csr_26, up_csr_27, up_csr_28, up_csr_29,
+		up_csr_30, up_csr_31,
+	};
+
+	return n < 32 ? csr[n]() : 0;
 }
 
-/* the time CSR: the clock of sched_clock, which the page's time_* convert */
 static inline uint64_t up_hw_cycles(void)
 {
 	uint64_t v;
@@ -591,12 +570,11 @@ static inline uint64_t up_hw_cycles(void)
 	return v;
 }
 #else
-/* --- no leaf: the page is read, the count comes from read() -------------- */
 #define UP_HAVE_HW_READ 0
-#define UP_TRAP_SIGNAL SIGILL
-static inline uint64_t up_hw_counter(uint32_t counter)
+#define UP_TRAP_SIGNAL 0
+static inline uint64_t up_hw_counter(uint32_t n)
 {
-	return counter * 0;
+	return 0;
 }
 
 static inline uint64_t up_hw_cycles(void)
@@ -605,54 +583,59 @@ static inline uint64_t up_hw_cycles(void)
 }
 #endif
 
+/* What one pass of the read loop saw. */
+struct up_count {
+	uint64_t count; /* offset, + the counter when read */
+	uint64_t enabled, running; /* extended by the clock when has_time */
+	uint64_t pmc; /* the raw counter value */
+	uint32_t index; /* hardware counter + 1, 0: none */
+	uint16_t width; /* pmc_width */
+	bool has_time; /* cap_user_time */
+};
+
 /*
- * The loop itself, over the counter and cycle reads given (the unit tests
- * pass fakes), as strict as perf's (tools/lib/perf/mmap.c
- * perf_mmap__read_self(), and "pc->lock == seq && !(seq & 1)" of the 3.12
- * fix): every field inside the lock, the counter only with cap_user_rdpmc
- * and a non-zero index, a result only from an even lock that held still.
- * Returns 0 with *c read from the hardware counter; 1 when the page offers
- * no user read (no cap_user_rdpmc, index 0 -- legal: the event is not on a
- * counter now -- or no leaf for this architecture), so the caller must
- * read() for the count (the times are still filled); -EAGAIN when the lock
- * never held still within UP_SEQ_RETRIES.
+ * The read loop documented above struct perf_event_mmap_page, over the
+ * counter and clock reads given (unit tests pass fakes): every field under
+ * lock, the counter only "if (pc->cap_user_rdpmc && index)", a copy only
+ * from an even lock that held still.  With cap_user_time it extends both
+ * times by the clock, whether or not enabled != running (where the uapi
+ * loop needs them for scaling): the tests bracket them with read().
+ * Returns 0 with the counter read, 1 when the page offers no user read
+ * (the caller must read() the count), -EAGAIN when lock never settled.
  */
 static inline int up_self_read_with(const void *pg, struct up_count *c,
 				    uint64_t (*counter)(uint32_t),
 				    uint64_t (*cycles)(void), bool have_hw)
 {
 	const struct perf_event_mmap_page *pc = pg;
-	uint64_t caps, cyc, delta;
+	uint64_t cyc = 0, delta;
 	uint32_t seq;
 	bool rdpmc;
+	int i;
 
-#define UP_LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
-	for (c->retries = 0; c->retries < UP_SEQ_RETRIES; c->retries++) {
+	for (i = 0; i < UP_SEQ_RETRIES; i++) {
 		seq = __atomic_load_n(&pc->lock, __ATOMIC_ACQUIRE);
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		c->enabled = UP_LOAD(pc->time_enabled);
-		c->running = UP_LOAD(pc->time_running);
-		caps = UP_LOAD(pc->capabilities);
-		c->has_time = caps >> UP_CAP_USER_TIME & 1;
-		/* not only when enabled != running: the bracket needs both */
-		cyc = c->has_time ? cycles() : 0;
-		c->index = UP_LOAD(pc->index);
-		c->width = UP_LOAD(pc->pmc_width);
-		c->count = UP_LOAD(pc->offset);
+		c->enabled = pc->time_enabled;
+		c->running = pc->time_running;
+		c->has_time = pc->cap_user_time;
+		if (c->has_time)
+			cyc = cycles();
+		c->index = pc->index;
+		c->width = pc->pmc_width;
+		c->count = pc->offset;
 		c->pmc = 0;
-		rdpmc = have_hw && (caps >> UP_CAP_USER_RDPMC & 1) && c->index;
+		rdpmc = have_hw && pc->cap_user_rdpmc && c->index;
 		if (rdpmc) {
 			c->pmc = counter(c->index - 1);
 			c->count += up_sign_extend(c->pmc, c->width);
 		}
 		if (c->has_time) {
-			if (caps >> UP_CAP_USER_TIME_SHORT & 1)
-				cyc = UP_LOAD(pc->time_cycles) +
-				      ((cyc - UP_LOAD(pc->time_cycles)) &
-				       UP_LOAD(pc->time_mask));
-			delta = UP_LOAD(pc->time_offset) +
-				up_cyc_to_ns(cyc, UP_LOAD(pc->time_shift),
-					     UP_LOAD(pc->time_mult));
+			if (pc->cap_user_time_short)
+				cyc = pc->time_cycles +
+				      ((cyc - pc->time_cycles) & pc->time_mask);
+			delta = pc->time_offset + up_cyc_to_ns(cyc,
+							       pc->time_shift,
+							       pc->time_mult);
 			c->enabled += delta;
 			if (c->index)
 				c->running += delta;
@@ -662,7 +645,6 @@ static inline int up_self_read_with(const void *pg, struct up_count *c,
 		    !(seq & 1))
 			return rdpmc ? 0 : 1;
 	}
-#undef UP_LOAD
 	return -EAGAIN;
 }
 
@@ -676,6 +658,28 @@ static inline int up_perf_event_open(struct perf_event_attr *attr, pid_t pid,
 				     int cpu, int group, unsigned long flags)
 {
 	return syscall(__NR_perf_event_open, attr, pid, cpu, group, flags);
+}
+
+/*
+ * perf_event_open() errors that mean "not on this machine": no such PMU or
+ * event (ENOENT, ENODEV, EOPNOTSUPP), no free counter or slot (ENOSPC),
+ * not permitted (EACCES, EPERM).  Any other error is a failure.
+ */
+static inline bool up_refused(int err)
+{
+	return err == ENOENT || err == ENODEV || err == EOPNOTSUPP ||
+	       err == ENOSPC || err == EACCES || err == EPERM;
+}
+
+/* SKIP reasons: what a test needs, never a value of this machine */
+#define UP_NEED_PERM "needs CAP_PERFMON or a lower perf_event_paranoid"
+#define UP_NEED_PMU "needs a hardware PMU with a free counter"
+#define UP_NEED_EVENT "needs the event (its PMU, or a free counter or slot)"
+
+/* The fixed reason for a refused open: permission, or the event itself. */
+static inline const char *up_refusal(int err)
+{
+	return err == EACCES || err == EPERM ? UP_NEED_PERM : UP_NEED_EVENT;
 }
 
 #endif /* __SELFTEST_PERF_USER_PAGE_H */
