@@ -30,8 +30,8 @@ kernels under qemu (software emulation) and run them there.
 
   -t, --test PROG[:TEST]  run one test program (mmap_page, rdpmc), or only
                       the TESTs of PROG that TEST names: a name as the KTAP
-                      prints it (mmap_page:global.size_same_for_every_kind),
-                      a TEST without fixture (mmap_page:size_same_for_every_kind)
+                      prints it (mmap_page:global.data_head_counts_records),
+                      a TEST without fixture (mmap_page:data_head_counts_records)
                       or a shell glob (rdpmc:'agree.*'); may be repeated.
                       A name that selects no test is an error.  TESTs need
                       a 6.12 or newer kselftest harness (its -l list).
@@ -469,7 +469,7 @@ for s in "${selectors[@]}"; do
 		[ -n "$(tree_coll "$suite" "$p")" ] ||
 			die "no test program '$p' in $suite ($(tree_progs "$suite" | sed 's/.*://' | tr '\n' ' ' | sed 's/ $//'))"
 	else
-		ours=$(sed -n 's/^TEST_GEN_PROGS *:= *//p' "$top/tools/testing/selftests/perf_events/Makefile")
+		ours=$(sed -n 's/^TEST_GEN_PROGS *[+:]\{0,1\}= *//p' "$top/tools/testing/selftests/perf_events/Makefile")
 		case " $ours " in
 		*" $p "*) ;;
 		*) die "no test program '$p' ($(echo $ours | sed 's/ /, /g'))" ;;
@@ -532,21 +532,6 @@ select_tests() {
 			compress_filter "$all" "$sel" > "$work/select/$p.args"
 		fi
 		[ -z "$list" ] || awk '!seen[$0]++ { print p ":" $0 }' p="$p" "$sel"
-	done
-}
-
-# LABEL.uncovered beside each KTAP where mmap_page ran: the pairs and
-# triples of its case table that the run's SKIPs left uncovered
-# (attrspace/cover.py).  Only for this repository's suite: another
-# --suite may hold another table.
-coverage_into() {	# DIR
-	local k
-	[ -z "$suite" ] || return 0
-	for k in "$1"/*.ktap; do
-		[ -f "$k" ] && [ "${k##*/}" != report.ktap ] || continue
-		grep -Eq '^# (not )?ok [0-9]+ page\.' "$k" || continue
-		python3 "$m/attrspace/cover.py" "$top/tools/testing/selftests/perf_events/page_cases.h" \
-			--ktap "$k" > "${k%.ktap}.uncovered" 2>&1 || true
 	done
 }
 
@@ -669,7 +654,6 @@ if [ "$mode" = host ]; then
 	cp "$work/host.ktap" "$work/out/host.ktap"
 	printf 'host\t%s\trunning kernel %s\thost.ktap\tok\t%d.%d\t%s\t\n' "$(uname -m)" \
 		"$(uname -r)" $((t1 / 10)) $((t1 % 10)) "$grc" > "$work/out/manifest.tsv"
-	coverage_into "$work/out"
 	python3 "$m/lib/ktap.py" report "$work/out/manifest.tsv" \
 		--json "$work/out/summary.json" --junit "$work/out/junit.xml" \
 		--markdown "$work/out/table.md" --ktap "$work/out/report.ktap" >/dev/null || true
@@ -978,7 +962,6 @@ done
 [ ${#selectors[@]} = 0 ] || echo "# ran only ${selectors[*]}" >> "$work/out/manifest.tsv"
 
 report_into() {	# DIR [--table]
-	coverage_into "$1"
 	python3 "$m/lib/ktap.py" report "$1/manifest.tsv" \
 		--json "$1/summary.json" --junit "$1/junit.xml" \
 		--markdown "$1/table.md" --ktap "$1/report.ktap" "${@:2}"

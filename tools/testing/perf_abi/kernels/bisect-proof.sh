@@ -114,7 +114,7 @@ ok "synthetic history: $(g rev-list --count HEAD) commits, fault at ${fault:0:12
 t1=$(date +%s)
 g checkout -q "$good"
 rc=0
-"$top/run_tests.sh" --kernel "tree:$repo" --arch "$arch" -t 'mmap_page:page.*.abi' \
+"$top/run_tests.sh" --kernel "tree:$repo" --arch "$arch" -t 'mmap_page:page.*' \
 	-o "$cache/bisect/proof-tree" > "$cache/bisect/proof-tree.log" 2>&1 || rc=$?
 g checkout -q proof
 if [ "$rc" = 0 ]; then
@@ -127,7 +127,7 @@ t2=$(date +%s)
 log=$cache/bisect/proof-bisect.log
 {
 	g bisect start HEAD "$good" &&
-	g bisect run "$m/bisect.sh" --arch "$arch" -t 'mmap_page:page.*.abi'
+	g bisect run "$m/bisect.sh" --arch "$arch" -t 'mmap_page:page.*'
 } > "$log" 2>&1
 first=$(sed -nE 's/^([0-9a-f]{40}) is the first bad commit$/\1/p' "$log")
 steps=$(grep -c '^bisect.sh: .*: \(good\|bad\|does not build\|did not boot\)' "$log")

@@ -129,7 +129,7 @@ echo "booting $(wc -l < "$jobfile") kernels, $jobs at a time" >&2
 xargs -P "$jobs" -L 1 bash -c 'boot "$@"' _ < "$jobfile"
 echo "boots done in $(( $(date +%s) - t0 ))s" >&2
 
-ours=$(sed -n 's/^TEST_GEN_PROGS *:= *//p' \
+ours=$(sed -n 's/^TEST_GEN_PROGS *[+:]\{0,1\}= *//p' \
 	"$top/tools/testing/selftests/perf_events/Makefile")
 python3 "$here/table.py" "$m/lib" "$out" "$jobfile" "$ours" "${ktap:-}"
 rc=$?

@@ -63,14 +63,19 @@ def counted(programs, names, mine):
     return n
 
 
+def family(test):
+    """prog:fixture.variant.test -> prog:fixture.*.test (a variant family)."""
+    prog, _, name = test.partition(':')
+    parts = name.split('.')
+    return '%s:%s' % (prog, '.'.join([parts[0], '*', parts[2]])
+                      if len(parts) == 3 else name)
+
+
 def squeeze(tests, width):
     """fixture.variant.test over many variants -> fixture.*.test xN."""
     groups = {}
     for t in tests:
-        prog, _, name = t.partition(':')
-        parts = name.split('.')
-        key = '%s:%s' % (prog, '.'.join([parts[0], '*', parts[2]])
-                         if len(parts) == 3 else name)
+        key = family(t)
         groups[key] = groups.get(key, 0) + 1
     items = ['%s x%d' % (k, v) if v > 1 else k for k, v in groups.items()]
     s = ', '.join(items)
@@ -150,6 +155,26 @@ def main(argv):
         if r['name'] == 'pristine' and r['progs'] is not None:
             print('%s reference programs: %s' % (r['arch'], ' '.join(
                 p['name'] for p in r['progs'] if p['name'] not in ours)))
+
+    # Each TEST (variant family) of ours and the mutants that fail it: a
+    # test nothing kills has no place in the suite.
+    fams, killers = set(), {}
+    for r in rows:
+        if r['progs'] is None:
+            continue
+        for p in r['progs']:
+            if p['name'] in ours:
+                fams.update(family('%s:%s' % (p['name'], t['name']))
+                            for t in p['tests'])
+        if r['name'] != 'pristine':
+            for t in r['ours']:
+                killers.setdefault(family(t), set()).add(
+                    '%s/%s' % (r['name'], r['arch']))
+    print('test -> killers (mutant/arch)')
+    for f in sorted(fams):
+        ks = sorted(killers.get(f, ()))
+        ok_all = ok_all and bool(ks)
+        print('  %-44s %s' % (f, ' '.join(ks) if ks else 'NONE'))
     print('matrix: %s' % ('PASS' if ok_all else 'FAIL'))
 
     with open(os.path.join(out, 'expected'), 'w') as f:

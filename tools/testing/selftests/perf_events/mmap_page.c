@@ -185,6 +185,27 @@ static int open_case(struct perf_event_attr *a, const FIXTURE_VARIANT(page) * v,
 	return up_perf_event_open(a, cpu ? -1 : 0, cpu ? 0 : -1, group, flags);
 }
 
+/* The case's one SKIP reason: what its kind and its scope need. */
+static const char *case_needs(const FIXTURE_VARIANT(page) * v)
+{
+	bool cpu = v->flags & A_PER_CPU;
+
+	switch (v->kind) {
+	case K_TRACEPOINT:
+		return cpu ? "needs tracefs, and " UP_PARANOID_CPU :
+			     "needs tracefs, and " UP_PARANOID_TASK;
+	case K_BREAKPOINT:
+		return cpu ? "needs a breakpoint slot, and " UP_PARANOID_CPU :
+			     "needs a breakpoint slot, and " UP_PARANOID_TASK;
+	case K_CYCLES:
+	case K_INSTRUCTIONS:
+		return cpu ? "needs a hardware PMU, and " UP_PARANOID_CPU :
+			     "needs a hardware PMU, and " UP_PARANOID_TASK;
+	default:
+		return cpu ? "needs " UP_PARANOID_CPU : UP_NEED_TASK;
+	}
+}
+
 /* Opens the case's events and maps the page; NULL, or why it cannot. */
 static const char *open_origin(struct __test_metadata *_metadata,
 			       FIXTURE_DATA(page) * self,
@@ -195,7 +216,7 @@ static const char *open_origin(struct __test_metadata *_metadata,
 	int fd, out = -1, err;
 
 	if (case_attr(v, &a))
-		return "needs tracefs with sched:sched_switch";
+		return case_needs(v);
 	/* the partner: the same clock and direction, never pinned/exclusive */
 	other = a;
 	other.type = PERF_TYPE_SOFTWARE;
@@ -208,8 +229,9 @@ static const char *open_origin(struct __test_metadata *_metadata,
 		self->partner = open_case(&other, v, -1, 0);
 		if (self->partner < 0) {
 			err = errno;
-			ASSERT_TRUE(up_refused(err)) TH_LOG("partner: %m");
-			return up_refusal(err);
+			TH_LOG("the partner event: %s", strerror(err));
+			ASSERT_TRUE(up_refused(err));
+			return case_needs(v);
 		}
 	}
 	if (v->origin == O_SET_OUTPUT || v->origin == O_FD_OUTPUT) {
@@ -228,12 +250,7 @@ static const char *open_origin(struct __test_metadata *_metadata,
 		err = errno;
 		TH_LOG("perf_event_open: %s", strerror(err));
 		ASSERT_TRUE(up_refused(err));
-		if (err == EACCES || err == EPERM)
-			return UP_NEED_PERM;
-		if (a.type == PERF_TYPE_BREAKPOINT)
-			return "needs a free hardware breakpoint slot";
-		return a.type == PERF_TYPE_HARDWARE ? UP_NEED_PMU :
-						      UP_NEED_EVENT;
+		return case_needs(v);
 	}
 	self->fd = fd;
 	if (v->origin == O_LEADER) {
@@ -438,7 +455,7 @@ TEST(data_head_counts_records)
 
 	fd = open_sideband(8, &base, &len);
 	if (fd < 0 && up_refused(-fd))
-		SKIP(return, "%s", up_refusal(-fd));
+		SKIP(return, UP_NEED_TASK);
 	ASSERT_LE(0, fd) TH_LOG("dummy event: %s", strerror(-fd));
 	/* consume what is there, as a reader does */
 	before = up_data_head(base);
@@ -480,7 +497,7 @@ TEST(data_tail_is_honoured)
 
 	fd = open_sideband(1, &base, &len);
 	if (fd < 0 && up_refused(-fd))
-		SKIP(return, "%s", up_refusal(-fd));
+		SKIP(return, UP_NEED_TASK);
 	ASSERT_LE(0, fd) TH_LOG("dummy event: %s", strerror(-fd));
 	size = up_u64(base, UP_DATA_SIZE);
 	/* twice what the data area holds, none consumed */

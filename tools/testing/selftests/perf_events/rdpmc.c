@@ -33,14 +33,15 @@
 #define MAX_EVENTS 32
 #define TIMES (PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING)
 
-#define NEED_READER "needs a user-space counter reader for this architecture"
-#define NEED_ACCESS \
-	"needs user counter access (perf_user_access, cpu/rdpmc), or root to turn it on"
-#define NEED_KNOB_OFF "needs a user access knob, and root to turn it off"
-#define NEED_TIME "needs cap_user_time (a clock user space can read)"
-#define NEED_TIME_ZERO "needs cap_user_time_zero (a clock user space can read)"
-#define NEED_INDEX \
-	"needs a counter for the event (it was never on one: index 0)"
+/* One SKIP reason per test, wherever it skips (user_page.h) */
+#define NEED_USER_READ                                                    \
+	"needs user counter reads: a PMU with free counters (64-bit for " \
+	"*_64bit), user access on or root, " UP_PARANOID_TASK
+#define NEED_LEAK "needs arm64 or x86, and user counter reads as agree.*"
+#define NEED_KNOB_OFF \
+	"needs a PMU, user access off or root, and " UP_PARANOID_TASK
+#define NEED_TIME "needs cap_user_time, and " UP_PARANOID_TASK
+#define NEED_TIME_ZERO "needs cap_user_time_zero, and " UP_PARANOID_TASK
 
 struct ev {
 	int fd;
@@ -180,9 +181,9 @@ FIXTURE_SETUP(agree)
 {
 	self->saved = -1;
 	if (!UP_HAVE_HW_READ)
-		SKIP(return, NEED_READER);
+		SKIP(return, NEED_USER_READ);
 	if (knob_read() >= 0 && knob_set(1, &self->saved))
-		SKIP(return, NEED_ACCESS);
+		SKIP(return, NEED_USER_READ);
 	if (self->saved >= 0)
 		TH_LOG("%s: %d -> 1 for the test", knob_path(), self->saved);
 }
@@ -200,8 +201,7 @@ FIXTURE_TEARDOWN_PARENT(agree)
 static const char *refusal(struct __test_metadata *_metadata, int err)
 {
 	if (err && up_refused(-err))
-		return err == -EACCES || err == -EPERM ? UP_NEED_PERM :
-							 UP_NEED_PMU;
+		return NEED_USER_READ;
 	ASSERT_EQ(0, err) TH_LOG("perf_event_open: %s", strerror(-err));
 	return NULL;
 }
@@ -277,13 +277,13 @@ static void agree_one(struct __test_metadata *_metadata, __u64 config, bool w64,
 	err = ev_open(&e, &a, -1);
 	/* arm_pmuv3.c: a 64-bit user-readable event needs FEAT_PMUv3p5 */
 	if (err == -EOPNOTSUPP && w64)
-		SKIP(return, "needs 64-bit counters (arm64 FEAT_PMUv3p5)");
+		SKIP(return, NEED_USER_READ);
 	skip = refusal(_metadata, err);
 	if (skip)
 		SKIP(return, "%s", skip);
 	if (self_read_direct(&e, &s)) {
 		ev_close(&e);
-		SKIP(return, NEED_INDEX);
+		SKIP(return, NEED_USER_READ);
 	}
 	check_width(_metadata, &s, w64);
 	EXPECT_LT(0U, bracket(_metadata, &e, LOOPS));
@@ -350,7 +350,7 @@ TEST_F(agree, every_counter)
 	for (i = 0; i < n; i++)
 		ev_close(&e[i]);
 	if (!direct)
-		SKIP(return, NEED_INDEX);
+		SKIP(return, NEED_USER_READ);
 }
 
 /*
@@ -440,7 +440,7 @@ TEST_F(agree, no_counter_leak)
 	char c = 0;
 
 #if !defined(__aarch64__) && !defined(UP_X86)
-	SKIP(return, "needs arm64 or x86 (which clear the counters of others)");
+	SKIP(return, NEED_LEAK);
 #endif
 	CPU_ZERO(&cpu0);
 	CPU_SET(0, &cpu0);
@@ -471,11 +471,8 @@ TEST_F(agree, no_counter_leak)
 		waitpid(child, NULL, 0);
 		if (!err)
 			ev_close(&e);
-		if (!n)
-			SKIP(return, UP_NEED_PMU);
-		if (!err)
-			SKIP(return, NEED_INDEX);
-		SKIP(return, "%s", refusal(_metadata, err));
+		ASSERT_TRUE(!err || refusal(_metadata, err));
+		SKIP(return, NEED_LEAK);
 	}
 	TH_LOG("the child marked %d counters; ours is index %u", n, s.index);
 	/* arm64: event counters 0..n-1; x86: general counters 0..n-1 */
@@ -506,7 +503,7 @@ FIXTURE_SETUP(access_off)
 {
 	self->saved = -1;
 	if (!UP_HAVE_HW_READ)
-		SKIP(return, NEED_READER);
+		SKIP(return, NEED_KNOB_OFF);
 	if (knob_set(0, &self->saved))
 		SKIP(return, NEED_KNOB_OFF);
 }
@@ -521,15 +518,13 @@ TEST_F(access_off, no_user_read_and_reads_trap)
 {
 	const struct perf_event_mmap_page *pc;
 	struct perf_event_attr a;
-	const char *skip;
 	struct ev e;
 	pid_t child;
 	int status;
 
 	hw_attr(&a, PERF_COUNT_HW_INSTRUCTIONS, false, 0);
-	skip = refusal(_metadata, ev_open(&e, &a, -1));
-	if (skip)
-		SKIP(return, "%s", skip);
+	if (refusal(_metadata, ev_open(&e, &a, -1)))
+		SKIP(return, NEED_KNOB_OFF);
 	work(1000);
 	pc = e.pg;
 	EXPECT_FALSE(pc->cap_user_rdpmc && pc->index)
@@ -569,7 +564,7 @@ TEST(user_time_enabled_agrees)
 
 	err = ev_open(&e, &a, -1);
 	if (err && up_refused(-err))
-		SKIP(return, "%s", up_refusal(-err));
+		SKIP(return, NEED_TIME);
 	ASSERT_EQ(0, err);
 	if (!up_pc(e.pg)->cap_user_time) {
 		ev_close(&e);
@@ -639,10 +634,10 @@ TEST(time_zero_converts_sample_time)
 	void *pg;
 
 	if (!UP_HAVE_HW_READ)
-		SKIP(return, NEED_READER);
+		SKIP(return, NEED_TIME_ZERO);
 	fd = up_perf_event_open(&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0 && up_refused(errno))
-		SKIP(return, "%s", up_refusal(errno));
+		SKIP(return, NEED_TIME_ZERO);
 	ASSERT_LE(0, fd) TH_LOG("dummy: %m");
 	pg = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	ASSERT_NE(MAP_FAILED, pg);

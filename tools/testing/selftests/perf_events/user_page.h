@@ -671,15 +671,12 @@ static inline bool up_refused(int err)
 	       err == ENOSPC || err == EACCES || err == EPERM;
 }
 
-/* SKIP reasons: what a test needs, never a value of this machine */
-#define UP_NEED_PERM "needs CAP_PERFMON or a lower perf_event_paranoid"
-#define UP_NEED_PMU "needs a hardware PMU with a free counter"
-#define UP_NEED_EVENT "needs the event (its PMU, or a free counter or slot)"
-
-/* The fixed reason for a refused open: permission, or the event itself. */
-static inline const char *up_refusal(int err)
-{
-	return err == EACCES || err == EPERM ? UP_NEED_PERM : UP_NEED_EVENT;
-}
+/*
+ * A test SKIPs with one reason wherever it skips (a lab's parser makes it
+ * part of the test's name): what it needs, never why this machine said no.
+ */
+#define UP_PARANOID_TASK "perf_event_paranoid <= 2 or CAP_PERFMON"
+#define UP_PARANOID_CPU "perf_event_paranoid <= 0 or CAP_PERFMON"
+#define UP_NEED_TASK "needs " UP_PARANOID_TASK
 
 #endif /* __SELFTEST_PERF_USER_PAGE_H */
