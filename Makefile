@@ -97,6 +97,7 @@ help:
 	@echo 'make bench            speed figures (not a pass/fail test)'
 	@echo 'make mutants          the mutant-kernel kill matrix'
 	@echo 'make soak             the suite N times, idle and under stress-ng; verdict flips'
+	@echo 'make bisect-proof     tree: kernel and git bisect run on a synthetic history'
 	@echo 'make clean            remove build/'
 	@echo 'variables: KSRC=<kernel tree>  KVER=7.3|6.12|6.1|5.10  PERF_ABI_CACHE=<dir>'
 

@@ -80,8 +80,8 @@ for kind in merged new; do
 	flags=$(make -s -C "$p" -f Makefile top_srcdir=/top all 2>&1)
 	echo "$flags" | sed 's/^/# /'
 	for prog in $(sed -n 's/^TEST_GEN_PROGS[^=]*= *//p' "$suite/Makefile"); do
-		echo "$flags" | grep -q "^$prog: CFLAGS=.*-Wextra.*LDLIBS=.*-lcap"
-		ok $? "$kind: make builds $prog with our flags and -lcap"
+		echo "$flags" | grep -q "^$prog: CFLAGS=.*-Wextra"
+		ok $? "$kind: make builds $prog with our flags"
 	done
 	grep -q 'Signed-off-by: Test Author <author@example.org>' $patches
 	ok $? "$kind: patches are signed off by the author"

@@ -130,10 +130,10 @@ bench-vm:
 	      $$k $$((ms / 1000)) $$((ms % 1000 / 100)) | tee -a "$$out.tmp"; \
 	  done; \
 	  read ms rc <<<"$$(t ./run_tests.sh --kernel $(VM_BENCH_X86_64) -o "$(B)/bench/x86_64")"; \
-	  printf 'bench-vm: x86_64 %s boot + suite: %d.%01d s (target <= 6 s, exit %s)\n' \
+	  printf 'bench-vm: x86_64 %s boot + suite: %d.%01d s (target <= 3.5 s, exit %s)\n' \
 	    $(VM_BENCH_X86_64) $$((ms / 1000)) $$((ms % 1000 / 100)) $$rc | tee -a "$$out.tmp"; \
 	  read ms rc <<<"$$(t ./run_tests.sh --kernel $(VM_BENCH_ARM64) -o "$(B)/bench/arm64")"; \
-	  printf 'bench-vm: arm64 %s boot + suite: %d.%01d s (target <= 20 s, exit %s)\n' \
+	  printf 'bench-vm: arm64 %s boot + suite: %d.%01d s (target <= 10 s, exit %s)\n' \
 	    $(VM_BENCH_ARM64) $$((ms / 1000)) $$((ms % 1000 / 100)) $$rc | tee -a "$$out.tmp"; \
 	  read ms rc <<<"$$(t ./run_tests.sh --matrix "$(MATRIX_LIST)" -o "$(B)/bench/matrix")"; \
 	  printf 'bench-vm: matrix of %d kernels, warm cache: %d.%01d s (target <= 180 s, exit %s)\n' \

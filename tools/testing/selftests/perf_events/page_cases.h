@@ -2,8 +2,9 @@
 /*
  * mmap_page's cases: each a configuration of an event whose page is checked.
  * A case's name is its kind, then what is not the default: per task, opened
- * by perf_event_open(), mapped once with PROT_READ | PROT_WRITE, one data
- * page, sampling PERF_SAMPLE_IP.  Every kind, state, origin and attr bit the
+ * by perf_event_open(), mapped once with PROT_READ | PROT_WRITE, the page
+ * alone (no data area, as a self-monitoring task maps it), sampling
+ * PERF_SAMPLE_IP.  Every kind, state, origin and attr bit the
  * fixture knows is in a case; the kernel refuses these combinations (EINVAL),
  * so no case has them:
  *  - inherit per task (perf_mmap(): "Don't allow mmap() of inherited
@@ -62,13 +63,13 @@ FIXTURE_VARIANT_ADD(page, task_clock_period_8_pages) {
 /* PROT_READ: an overwrite buffer, data_tail not read */
 FIXTURE_VARIANT_ADD(page, cpu_clock_read_only) {
 	.kind = K_CPU_CLOCK, .state = S_WORKLOAD,
-	.flags = A_READ_ONLY,
+	.data_pages = 1, .flags = A_READ_ONLY,
 };
 
 /* the buffer of perf record --overwrite */
 FIXTURE_VARIANT_ADD(page, page_faults_backward_read_only) {
 	.kind = K_PAGE_FAULTS, .state = S_WORKLOAD,
-	.flags = A_BACKWARD | A_READ_ONLY,
+	.data_pages = 2, .flags = A_BACKWARD | A_READ_ONLY,
 };
 
 FIXTURE_VARIANT_ADD(page, task_clock_write_backward) {
@@ -154,7 +155,7 @@ FIXTURE_VARIANT_ADD(page, dummy_group_sibling_disabled) {
 
 FIXTURE_VARIANT_ADD(page, cycles_group_sibling_read_only) {
 	.kind = K_CYCLES, .state = S_WORKLOAD,
-	.origin = O_SIBLING, .flags = A_READ_ONLY,
+	.origin = O_SIBLING, .data_pages = 1, .flags = A_READ_ONLY,
 };
 
 /* PERF_FORMAT_GROUP: read() gives the group */
