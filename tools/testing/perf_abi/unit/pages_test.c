@@ -82,13 +82,12 @@ static uint64_t put_record(union buf *p, uint64_t pos, uint32_t type,
 	return pos + size;
 }
 
-/* A rejection gives a reason and names the commits behind the promise. */
+/* A rejection gives a reason. */
 #define EXPECT_REJECTED(call)                                        \
 	do {                                                         \
 		struct up_msg m = { 0 };                             \
 		EXPECT_FALSE(call) TH_LOG("accepted: " #call);       \
-		EXPECT_NE('\0', m.s[0]) TH_LOG("no reason given");   \
-		EXPECT_NE(NULL, m.hint) TH_LOG("no hint: " #call);   \
+		EXPECT_NE('\0', m.s[0]) TH_LOG("no reason: " #call); \
 		TH_LOG("rejected as expected: %s", m.s);             \
 	} while (0)
 
@@ -100,73 +99,100 @@ static uint64_t put_record(union buf *p, uint64_t pos, uint32_t type,
 
 TEST(good_page_passes_every_check)
 {
+	unsigned int types[PERF_RECORD_MAX] = { 0 };
 	union buf *p = good_page();
 	uint64_t end;
 
 	end = put_record(p, 0, PERF_RECORD_COMM, 24);
 	end = put_record(p, end, PERF_RECORD_FORK, 32);
 	put64(p, UP_DATA_HEAD, end);
-	EXPECT_ACCEPTED(up_check_bit0(p->b, &m));
-	EXPECT_ACCEPTED(up_check_bit1(p->b, &m));
 	EXPECT_ACCEPTED(up_check_caps(p->b, &m));
 	EXPECT_ACCEPTED(up_check_size(p->b, &m));
 	EXPECT_ACCEPTED(up_check_reserved(p->b, &m));
 	EXPECT_ACCEPTED(up_check_data_area(p->b, PAGE, 1, &m));
 	EXPECT_ACCEPTED(up_check_head_grew(p->b, 0, 56, &m));
-	EXPECT_ACCEPTED(up_check_records(p->b, NULL, 0, &m));
+	EXPECT_ACCEPTED(up_check_records(p->b, types, PERF_RECORD_MAX, &m));
 	free(p);
 }
 
-/*
- * The places the suite reads the capabilities at are where the compiler
- * puts the header's named bitfields on this target (bit 63 down on
- * big-endian), one field, one bit.
- */
-TEST(suite_reads_the_header_bitfields)
+/* The capabilities a page has when only the field named is set. */
+static uint64_t caps_of(unsigned int field)
 {
-	union buf *p = calloc(1, sizeof(*p));
-	static const struct {
-		const char *name;
-		int shift;
-	} f[] = {
-		{ "cap_bit0", UP_CAP_BIT0 },
-		{ "cap_bit0_is_deprecated", UP_CAP_BIT0_IS_DEPRECATED },
-		{ "cap_user_rdpmc", UP_CAP_USER_RDPMC },
-		{ "cap_user_time", UP_CAP_USER_TIME },
-		{ "cap_user_time_zero", UP_CAP_USER_TIME_ZERO },
-		{ "cap_user_time_short", UP_CAP_USER_TIME_SHORT },
+	struct perf_event_mmap_page pg = { 0 };
+
+	switch (field) {
+	case 0:
+		pg.cap_bit0 = 1;
+		break;
+	case 1:
+		pg.cap_bit0_is_deprecated = 1;
+		break;
+	case 2:
+		pg.cap_user_rdpmc = 1;
+		break;
+	case 3:
+		pg.cap_user_time = 1;
+		break;
+	case 4:
+		pg.cap_user_time_zero = 1;
+		break;
+	case 5:
+		pg.cap_user_time_short = 1;
+		break;
+	}
+	return pg.capabilities;
+}
+
+/*
+ * The checks read the capabilities through the header's named bitfields,
+ * and the pages here set them the same way: on this target (bit 63 down
+ * on big-endian) each field is one bit of capabilities, its own.
+ */
+TEST(capability_fields_are_distinct_bits)
+{
+	static const char *const name[] = {
+		"cap_bit0",	      "cap_bit0_is_deprecated",
+		"cap_user_rdpmc",     "cap_user_time",
+		"cap_user_time_zero", "cap_user_time_short",
 	};
+	uint64_t seen = 0, caps;
 	unsigned int i;
 
-	for (i = 0; i < ARRAY_SIZE(f); i++) {
-		p->pg.capabilities = 0;
-		switch (i) {
-		case 0:
-			p->pg.cap_bit0 = 1;
-			break;
-		case 1:
-			p->pg.cap_bit0_is_deprecated = 1;
-			break;
-		case 2:
-			p->pg.cap_user_rdpmc = 1;
-			break;
-		case 3:
-			p->pg.cap_user_time = 1;
-			break;
-		case 4:
-			p->pg.cap_user_time_zero = 1;
-			break;
-		case 5:
-			p->pg.cap_user_time_short = 1;
-			break;
-		}
-		EXPECT_EQ(1ULL << f[i].shift, up_u64(p->b, UP_CAPS))
-		TH_LOG("%s: capabilities 0x%llx, the suite reads shift %d",
-		       f[i].name, (unsigned long long)up_u64(p->b, UP_CAPS),
-		       f[i].shift);
-		EXPECT_TRUE(up_cap(p->b, f[i].shift));
+	for (i = 0; i < ARRAY_SIZE(name); i++) {
+		caps = caps_of(i);
+		EXPECT_EQ(1, __builtin_popcountll(caps))
+		TH_LOG("%s: capabilities 0x%llx", name[i],
+		       (unsigned long long)caps);
+		EXPECT_EQ(0ULL, seen & caps)
+		TH_LOG("%s: capabilities 0x%llx, a bit of an earlier field",
+		       name[i], (unsigned long long)caps);
+		seen |= caps;
 	}
-	free(p);
+}
+
+/*
+ * The old layouts below are bitfields too, laid out by the same rules:
+ * each of their fields lands on the bit of the ABI's field at its place
+ * (3.4-3.11: all on bit 0; 3.12-rc1: bits 0, 1, 2 in order).
+ */
+TEST(old_layouts_land_on_the_abi_bits)
+{
+	struct union_page u = { 0 };
+	struct rc1_page r = { 0 };
+
+	u.cap_usr_time = 1;
+	EXPECT_EQ(caps_of(0), u.capabilities);
+	u.capabilities = 0;
+	u.cap_usr_rdpmc = 1;
+	EXPECT_EQ(caps_of(0), u.capabilities);
+	r.cap_usr_time = 1;
+	EXPECT_EQ(caps_of(0), r.capabilities);
+	r.capabilities = 0;
+	r.cap_usr_rdpmc = 1;
+	EXPECT_EQ(caps_of(1), r.capabilities);
+	r.capabilities = 0;
+	r.cap_usr_time_zero = 1;
+	EXPECT_EQ(caps_of(2), r.capabilities);
 }
 
 TEST(bit0_set_is_rejected)
@@ -174,7 +200,6 @@ TEST(bit0_set_is_rejected)
 	union buf *p = good_page();
 
 	p->pg.cap_bit0 = 1;
-	EXPECT_REJECTED(up_check_bit0(p->b, &m));
 	EXPECT_REJECTED(up_check_caps(p->b, &m));
 	free(p);
 }
@@ -185,7 +210,6 @@ TEST(bit1_clear_is_rejected)
 
 	p->pg.cap_bit0_is_deprecated = 0;
 	p->pg.cap_user_time = 1;
-	EXPECT_REJECTED(up_check_bit1(p->b, &m));
 	EXPECT_REJECTED(up_check_caps(p->b, &m));
 	free(p);
 }
@@ -198,8 +222,6 @@ TEST(union_layout_is_rejected)
 
 	u.cap_usr_rdpmc = 1;
 	put64(p, UP_CAPS, u.capabilities);
-	EXPECT_REJECTED(up_check_bit0(p->b, &m));
-	EXPECT_REJECTED(up_check_bit1(p->b, &m));
 	EXPECT_REJECTED(up_check_caps(p->b, &m));
 	free(p);
 }
@@ -303,18 +325,6 @@ TEST(old_layout_dirty_time_fields_are_rejected)
 	free(p);
 }
 
-/* One kernel, one struct: two pages of different sizes are a defect. */
-TEST(different_sizes_are_rejected)
-{
-	union buf *a = good_page(), *b = good_page();
-
-	EXPECT_ACCEPTED(up_check_same_size(a->b, b->b, &m));
-	put32(b, UP_SIZE, UP_SIZE_MIN);
-	EXPECT_REJECTED(up_check_same_size(a->b, b->b, &m));
-	free(a);
-	free(b);
-}
-
 TEST(dirty_reserved_tail_is_rejected)
 {
 	static const size_t at[] = { UP_SIZE_HDR, 500, UP_DATA_HEAD - 1 };
@@ -348,42 +358,45 @@ TEST(moved_head_is_rejected)
 
 TEST(head_not_matching_records_is_rejected)
 {
+	unsigned int types[PERF_RECORD_MAX] = { 0 };
 	union buf *p = good_page();
 	uint64_t end;
 
 	end = put_record(p, 0, PERF_RECORD_COMM, 24);
 	end = put_record(p, end, PERF_RECORD_FORK, 32);
 	put64(p, UP_DATA_HEAD, end - 8); /* inside the last record */
-	EXPECT_REJECTED(up_check_records(p->b, NULL, 0, &m));
+	EXPECT_REJECTED(up_check_records(p->b, types, PERF_RECORD_MAX, &m));
 	EXPECT_REJECTED(up_check_head_grew(p->b, 0, 56, &m));
 	put64(p, UP_DATA_HEAD, end + 4); /* inside a header */
-	EXPECT_REJECTED(up_check_records(p->b, NULL, 0, &m));
+	EXPECT_REJECTED(up_check_records(p->b, types, PERF_RECORD_MAX, &m));
 	put64(p, UP_DATA_HEAD, DATA + 8); /* past the tail by more than size */
-	EXPECT_REJECTED(up_check_records(p->b, NULL, 0, &m));
+	EXPECT_REJECTED(up_check_records(p->b, types, PERF_RECORD_MAX, &m));
 	free(p);
 }
 
 TEST(malformed_records_are_rejected)
 {
+	unsigned int types[PERF_RECORD_MAX] = { 0 };
 	union buf *p = good_page();
 	uint64_t end;
 
 	end = put_record(p, 0, PERF_RECORD_COMM, 0); /* would never end */
 	put64(p, UP_DATA_HEAD, 64);
-	EXPECT_REJECTED(up_check_records(p->b, NULL, 0, &m));
+	EXPECT_REJECTED(up_check_records(p->b, types, PERF_RECORD_MAX, &m));
 	end = put_record(p, 0, PERF_RECORD_COMM, 20); /* not u64 padded */
 	put64(p, UP_DATA_HEAD, end);
-	EXPECT_REJECTED(up_check_records(p->b, NULL, 0, &m));
+	EXPECT_REJECTED(up_check_records(p->b, types, PERF_RECORD_MAX, &m));
 	free(p);
 }
 
 TEST(bad_data_area_is_rejected)
 {
+	unsigned int types[PERF_RECORD_MAX] = { 0 };
 	union buf *p = good_page();
 
 	put64(p, UP_DATA_OFFSET, 0);
 	EXPECT_REJECTED(up_check_data_area(p->b, PAGE, 1, &m));
-	EXPECT_REJECTED(up_check_records(p->b, NULL, 0, &m));
+	EXPECT_REJECTED(up_check_records(p->b, types, PERF_RECORD_MAX, &m));
 	put64(p, UP_DATA_OFFSET, PAGE);
 	put64(p, UP_DATA_SIZE, 2 * DATA);
 	EXPECT_REJECTED(up_check_data_area(p->b, PAGE, 1, &m));
