@@ -116,7 +116,8 @@ N pinned hardware events per CPU during the run: make soak's sibling).
 Environment: PERF_ABI_CACHE (downloaded kernels, initramfs; default
 ~/.cache/perf-abi), QEMU_X86_64, QEMU_ARM64, QEMU_S390X, QEMU_PPC64LE,
 QEMU_RISCV64 (qemu binaries to use; the machine of each architecture is
-in tools/testing/perf_abi/vm/qemu/ARCH.conf).
+in tools/testing/perf_abi/vm/qemu/ARCH.conf), PERF_ABI_BOOT_ALLOWANCE
+(seconds a guest has to reach the test init; default the ARCH.conf's).
 
 Exit status: 0 all passed, 1 a test failed (or, with --repeat, a verdict
 changed), 4 every test skipped -- these three as kselftest's runner;
@@ -124,8 +125,10 @@ changed), 4 every test skipped -- these three as kselftest's runner;
 start, an unwritable output or cache); 3 a kernel did not boot, panicked,
 oopsed, hung or lost its end marker; 130, 143, 129 interrupted by SIGINT,
 SIGTERM, SIGHUP (what finished is kept in the output directory, with a
-file INTERRUPTED).  --matrix: 2, else 3, else 1, else 0 over all
-kernels.  --compare: 2, 3, else 1 if a test regressed, else 0.
+file INTERRUPTED; complete results there before go to its previous/).
+--matrix: 2, else 3, else 1, else 0 over all kernels.  --compare: 2, 3,
+else 1 if a test regressed, else 0.  The output directory, side files,
+locks: tools/testing/perf_abi/lib/RUNNER.md.
 USAGE
 }
 
@@ -206,22 +209,55 @@ trap 'on_signal TERM 143' TERM
 trap 'on_signal HUP 129' HUP
 trap cleanup EXIT
 
+# The kselftest runner's per-program options (KSELFTEST_<PROG>_ARGS) are
+# the runner's to set from -t: one inherited from the environment would
+# narrow the run without a word.
+while IFS= read -r v; do
+	case $v in KSELFTEST_*_ARGS) unset "$v" ;; esac
+done < <(compgen -e)
+
 # HOME may be unset (cron, env -i): the passwd entry's home then.
 if [ -z "${HOME:-}" ]; then
 	HOME=$(getent passwd "$(id -u)" | cut -d: -f6)
 	export HOME
 fi
+cache_from_home=
 if [ -z "${PERF_ABI_CACHE:-}" ]; then
 	[ -n "$HOME" ] || die "neither PERF_ABI_CACHE nor HOME is set (PERF_ABI_CACHE: where kernels are cached)"
 	PERF_ABI_CACHE=$HOME/.cache/perf-abi
+	cache_from_home=1
 fi
 export PERF_ABI_CACHE
-# The cache must be writable before it is asked for anything.
+# The cache must be writable before it is asked for anything.  A HOME that
+# is no directory is not made one (HOME=/nonexistent).  Runs that share it
+# take turns at writing it (cache_lock, fd 5).
 need_cache() {
+	[ -z "$cache_from_home" ] || [ -d "$PERF_ABI_CACHE" ] || [ -d "$HOME" ] ||
+		die "HOME=$HOME is not a directory: set HOME, or PERF_ABI_CACHE (where kernels are cached)"
 	mkdir -p "$PERF_ABI_CACHE" 2>/dev/null && [ -d "$PERF_ABI_CACHE" ] &&
 		touch "$PERF_ABI_CACHE/.writable.$$" 2>/dev/null &&
 		rm -f "$PERF_ABI_CACHE/.writable.$$" ||
 		die "PERF_ABI_CACHE=$PERF_ABI_CACHE: cannot write the cache (downloaded kernels, initramfs)"
+}
+cache_lock() {
+	exec 5>>"$PERF_ABI_CACHE/.lock" ||
+		die "PERF_ABI_CACHE=$PERF_ABI_CACHE: cannot write the cache (downloaded kernels, initramfs)"
+	flock -n 5 && return 0
+	echo "run_tests.sh: waiting (up to 10 min) for another run_tests.sh using the cache $PERF_ABI_CACHE" >&2
+	flock -w 600 5 || die "the cache $PERF_ABI_CACHE stayed locked by another run_tests.sh for 10 min"
+}
+cache_unlock() {
+	flock -u 5 2>/dev/null || true
+}
+[ -z "${PERF_ABI_BOOT_ALLOWANCE:-}" ] || [[ $PERF_ABI_BOOT_ALLOWANCE =~ ^[1-9][0-9]{0,4}$ ]] ||
+	die "PERF_ABI_BOOT_ALLOWANCE='$PERF_ABI_BOOT_ALLOWANCE' is not a number of seconds"
+# Paths are data, but a control character (a tab, a newline) is one the
+# runner's records and qemu's command line cannot carry: refused.
+no_cntrl() {	# OPTION PATH
+	case $2 in
+	*[[:cntrl:]]*)
+		die "$1: $(printf '%q' "$2"): a control character (tab, newline) in a path; rename it" ;;
+	esac
 }
 # The build tree: build/, or in the cache for a clone whose path holds a
 # space (kselftest's lib.mk cannot build there; see the Makefile).
@@ -247,6 +283,7 @@ selectors=() log= mode=host spec= arch= append= smp=2 memory=512M kvm=
 suite= label= jobs=2 outdir= matrix_file= old_spec= new_spec= guest_opt=
 list= repeat=1 matrix_given=
 priv= cells= ncells=1 user_given=
+sysctl_names=()
 set_mode() {
 	[ "$mode" = host ] || [ "$mode" = "$1" ] ||
 		die "--kernel, --matrix and --compare go one at a time"
@@ -258,6 +295,7 @@ spec_arg() {	# OPTION VALUE
 	'') die "$1 needs a kernel SPEC (try --help)" ;;
 	-*) die "$1: '$2' is an option, not a kernel SPEC (try --help)" ;;
 	esac
+	no_cntrl "$1" "$2"
 }
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -278,10 +316,12 @@ while [ $# -gt 0 ]; do
 		shift 2 ;;
 	-l|--log)
 		[ $# -ge 2 ] && [ -n "$2" ] || die "$1 needs a file name (try --help)"
+		no_cntrl "$1" "$2"
 		log=$2
 		shift 2 ;;
 	--ktap|--junit)
 		[ $# -ge 2 ] && [ -n "$2" ] || die "$1 needs a file name (try --help)"
+		no_cntrl "$1" "$2"
 		[ -d "$(dirname -- "$2")" ] || die "$1: no directory $(dirname -- "$2")"
 		[ ! -d "$2" ] || die "$1: $2 is a directory"
 		if [ "$1" = --ktap ]; then ktap_out=$2; else junit_out=$2; fi
@@ -351,6 +391,7 @@ while [ $# -gt 0 ]; do
 	--suite)
 		guest_opt=${guest_opt:-$1}
 		[ $# -ge 2 ] || die "$1 needs a kselftest install tree (try --help)"
+		no_cntrl "$1" "$2"
 		[ -d "$2" ] || die "$1: no such directory: $2"
 		[ -x "$2/run_kselftest.sh" ] && [ -r "$2/kselftest-list.txt" ] ||
 			die "$1: $2 is not a kselftest install tree (no run_kselftest.sh, kselftest-list.txt)"
@@ -370,6 +411,7 @@ while [ $# -gt 0 ]; do
 		[[ $2 =~ ^[a-z0-9_-]+(\.[a-z0-9_-]+)*=[^[:space:]]+$ ]] ||
 			die "$1: '$2' is not NAME=VALUE (e.g. kernel.perf_user_access=1)"
 		append="$append perf_abi.sysctl=$2"
+		sysctl_names+=("${2%%=*}")
 		shift 2 ;;
 	--user)
 		guest_opt=${guest_opt:-$1}
@@ -402,12 +444,12 @@ while [ $# -gt 0 ]; do
 				done
 			done
 		fi
+		[[ $cells =~ ^[^,[:space:]]+(,[^,[:space:]]+)*$ ]] ||
+			die "$1: '$2' is not a comma-separated list of MODE@LEVEL (no spaces)"
 		for c in ${cells//,/ }; do
 			[[ $c =~ ^(root|nocaps|perfmon|user)@(-1|0|1|2|3)$ ]] ||
 				die "$1: '$c' is not MODE@LEVEL (MODE root, nocaps, perfmon or user; LEVEL -1 to 3)"
 		done
-		[[ $cells =~ ^[^,](.*[^,])?$ ]] && [[ $cells != *,,* ]] ||
-			die "$1: '$2' is not a comma-separated list of MODE@LEVEL"
 		ncells=$(tr ',' '\n' <<<"$cells" | wc -l)
 		append="$append perf_abi.cells=$cells"
 		shift 2 ;;
@@ -420,10 +462,14 @@ while [ $# -gt 0 ]; do
 	-o|--output)
 		[ $# -ge 2 ] && [ -n "$2" ] || die "$1 needs a directory (try --help)"
 		case $2 in -*) die "$1 needs a directory, not the option '$2'" ;; esac
+		no_cntrl "$1" "$2"
 		outdir=$2
 		shift 2 ;;
 	--list-kernels)
 		[ $# -le 2 ] || die "$1 takes one PATTERN at most"
+		rc=0
+		grep -qE -- "${2:-.}" </dev/null 2>/dev/null || rc=$?
+		[ "$rc" -le 1 ] || die "$1: '${2:-}' is not a regular expression (grep -E)"
 		exec "$m/kernels/debian.sh" --lines "${2:-.}" ;;
 	-h|--help)
 		usage
@@ -447,7 +493,7 @@ esac
 [ -z "$list" ] || [ "$repeat" = 1 ] || die "--list and --repeat go one at a time"
 [ "$repeat" = 1 ] || [ "$mode" != compare ] || die "--repeat goes with the running kernel, --kernel or --matrix"
 if [ -n "$log" ]; then
-	[ -d "$(dirname "$log")" ] || die "--log: no directory $(dirname "$log")"
+	[ -d "$(dirname -- "$log")" ] || die "--log: no directory $(dirname -- "$log")"
 	[ ! -d "$log" ] || die "--log: $log is a directory"
 fi
 case $mode in
@@ -456,10 +502,49 @@ kernel) final=${outdir:-$B/logs/kernel} ;;
 matrix) final=${outdir:-$B/logs/matrix} ;;
 compare) final=${outdir:-$B/logs/compare} ;;
 esac
+# Every check on the path the directory really is (new/.. is its parent).
+final=$(out_resolve "$final") || die "--output: cannot resolve $final"
 if [ -z "$list" ]; then
 	err=$(out_check "$final" "$B")
 	[ -z "$err" ] || die "--output: $err"
 fi
+# Side files (-l, --ktap, --junit): writable before the run, never one of
+# the output directory's own files.
+side_check() {	# OPTION FILE
+	local f d
+	f=$(out_resolve "$2") || die "$1: cannot resolve $2"
+	case $f/ in "$final"/*)
+		die "$1: $2 is in the output directory $final, which holds the reports already" ;;
+	esac
+	d=$(dirname -- "$f")
+	if [ -e "$f" ]; then
+		[ ! -d "$f" ] || die "$1: $2 is a directory"
+		[ -w "$f" ] || die "$1: cannot write $2"
+	else
+		[ -d "$d" ] && [ -w "$d" ] && [ -x "$d" ] || die "$1: cannot create $2 ($d is not a writable directory)"
+	fi
+}
+if [ -z "$list" ]; then
+	[ -z "$log" ] || side_check --log "$log"
+	[ -z "$ktap_out" ] || side_check --ktap "$ktap_out"
+	[ -z "$junit_out" ] || side_check --junit "$junit_out"
+fi
+# side_write SRC FILE OPTION: a side file, after the run; a failure is
+# noted (side_err: exit 2, the reports are kept)
+side_err=
+side_write() {
+	local err
+	[ -n "$2" ] || return 0
+	err=$(cp -- "$1" "$2" 2>&1) && return 0
+	echo "run_tests.sh: $3: cannot write $2: ${err##*: }" >&2
+	side_err=1
+}
+# summary.json's exit: the exit of this process (ktap.py's JSON, indent
+# 1: the top level's "exit" is the one line indented by one space)
+json_exit() {	# FILE STATUS
+	[ -f "$1" ] || return 0
+	sed -i "s/^ \"exit\": [0-9]*\$/ \"exit\": $2/" "$1" || true
+}
 
 # Programs named by -t: those the tree lists (never a word of a Makefile).
 sel_progs=()
@@ -581,7 +666,33 @@ note_interrupted() {	# SIGNAME DIR WHAT
 	{
 		echo "run_tests.sh was interrupted by $1 on $(date -u '+%F %T UTC')."
 		echo "$3"
+		[ -z "$(out_keeps "$final")" ] ||
+			echo "The complete results of the run before this one are in $final/previous/."
 	} > "$2/INTERRUPTED"
+}
+
+# publish_partial SIGNAME: what an interrupted run keeps, into the output
+# directory; says where the complete results of the run before went
+publish_partial() {
+	out_publish "$work/out" "$final" "$1" || return 0
+	echo "run_tests.sh: what had finished is in $final${OUT_PREVIOUS:+; the complete results of the run before are in $OUT_PREVIOUS/}" >&7
+}
+
+# finish STATUS: the reports of $work/out written: the side files, the
+# process's exit in summary.json, published into the output directory;
+# sets rc (2 when a side file or the output could not be written)
+finish() {	# STATUS SIDE_KTAP
+	rc=$1
+	side_write "$2" "$log" --log
+	side_write "$2" "$ktap_out" --ktap
+	side_write "$work/out/junit.xml" "$junit_out" --junit
+	[ -z "$side_err" ] || rc=2
+	json_exit "$work/out/summary.json" "$rc"
+	save_partial() { :; }
+	out_publish "$work/out" "$final" || {
+		cleanup
+		exit 2
+	}
 }
 
 # --- the running kernel ------------------------------------------------
@@ -592,6 +703,7 @@ if [ "$mode" = host ]; then
 	select_tests "$B/install-host"
 	[ -z "$list" ] || exit 0
 	out_create "$final" || die "--output: cannot create $final"
+	out_lock "$final" || die "--output: another run_tests.sh is writing to $final"
 	args=()
 	for p in "${sel_progs[@]}"; do args+=(-t "perf_events:$p"); done
 	mkdir -p "$work/out"
@@ -613,7 +725,7 @@ if [ "$mode" = host ]; then
 			r=$((r - 1))
 		fi
 		note_interrupted "$1" "$work/out" "host.ktap holds the KTAP of the run up to then${r:+; repeat/ the $r runs begun of $repeat, the last one cut short}."
-		out_publish "$work/out" "$final"
+		publish_partial "$1"
 	}
 	host_run() {	# KTAP [tee]: one run of the suite; tee: also on stdout
 		local p v
@@ -650,7 +762,6 @@ if [ "$mode" = host ]; then
 	fi
 	t1=$(( ($(date +%s%N) - t0) / 100000000 ))
 	grc=$(cat "$work/host.ktap.rc" 2>/dev/null || echo 255)
-	save_partial() { :; }
 	cp "$work/host.ktap" "$work/out/host.ktap"
 	printf 'host\t%s\trunning kernel %s\thost.ktap\tok\t%d.%d\t%s\t\n' "$(uname -m)" \
 		"$(uname -r)" $((t1 / 10)) $((t1 % 10)) "$grc" > "$work/out/manifest.tsv"
@@ -671,19 +782,18 @@ if [ "$mode" = host ]; then
 		flipped "$frc"
 		[ "$frc" -le 1 ] || rc=2
 	fi
-	[ -z "$log" ] || cp "$work/host.ktap" "$log"
-	out_publish "$work/out" "$final"
-	[ -z "$ktap_out" ] || cp "$final/host.ktap" "$ktap_out"
-	[ -z "$junit_out" ] || cp "$final/junit.xml" "$junit_out"
+	grc_bad=
+	if [ "$grc" != 0 ] && [ "$grc" != 4 ] && [ "$rc" != 1 ]; then
+		grc_bad=1
+		[ "$rc" = 2 ] || rc=1
+	fi
+	finish "$rc" "$work/out/host.ktap"
 	# Reports are written: only now the summary (a closed stdout loses
 	# nothing, and is no reason to die).
 	trap '' PIPE
 	[ "$repeat" = 1 ] || show "$final/flips.txt"
 	show <<<"$summary"
-	if [ "$grc" != 0 ] && [ "$grc" != 4 ] && [ "$rc" != 1 ]; then
-		echo "run_tests.sh: the kselftest runner exited $grc" >&2
-		rc=1
-	fi
+	[ -z "$grc_bad" ] || echo "run_tests.sh: the kselftest runner exited $grc" >&2
 	[ -z "$outdir" ] || echo "run_tests.sh: reports in $final" >&2
 	exit "$rc"
 fi
@@ -693,6 +803,7 @@ fi
 # is written: the kernels, qemu, the suite.
 
 need_cache
+cache_lock
 specs=()
 case $mode in
 kernel) specs=("$spec") ;;
@@ -800,6 +911,7 @@ for a in $arches; do
 	}
 	initrd[$a]=$(cat "$work/initrd")
 done
+cache_unlock
 
 # The selection on the guest's command line (vm/init): one perf_abi.test=
 # per program, PROG or PROG:OPT,ARG,... (the harness options).
@@ -808,15 +920,28 @@ for p in "${sel_progs[@]}"; do
 	a=$(prog_args "$p")
 	guest_append="$guest_append perf_abi.test=$p${a:+:${a// /,}}"
 done
+[ ${#append} -le 1800 ] ||
+	die "--append: the guest's kernel command line would be ${#append} bytes (with --sysctl, --user, --privilege, --cells); at most 1800"
 [ ${#guest_append} -le 1800 ] ||
 	die "-t selects too many single tests for a guest's command line (${#guest_append} bytes); select whole fixtures or programs"
+
+# The boot allowance of an architecture (vm/qemu/ARCH.conf; 30 s with
+# KVM; PERF_ABI_BOOT_ALLOWANCE overrides it, e.g. on a slow host).
+boot_for() {	# ARCH
+	if [ -n "${PERF_ABI_BOOT_ALLOWANCE:-}" ]; then
+		echo "$PERF_ABI_BOOT_ALLOWANCE"
+	elif [ -n "$kvm" ]; then
+		echo 30
+	else
+		arch_get "$1" boot
+	fi
+}
 
 # Time allowed to a guest: the boot allowance plus the kselftest timeout of
 # every program (its directory's settings, else the runner's 45 s).
 limit_for() {	# ARCH
 	local a=$1 t=0 d boot
-	boot=$(arch_get "$a" boot)
-	[ -n "$kvm" ] && boot=30
+	boot=$(boot_for "$a")
 	while IFS=: read -r d _; do
 		local s
 		s=$(sed -n 's/^timeout=//p' "${tree[$a]}/$d/settings" 2>/dev/null | head -n 1)
@@ -832,6 +957,7 @@ limit_for() {	# ARCH
 # --- boot them -----------------------------------------------------------
 
 out_create "$final" || die "--output: cannot create $final"
+out_lock "$final" || die "--output: another run_tests.sh is writing to $final"
 mkdir -p "$work/out"
 
 run_one() {	# INDEX RUN: boot kernel INDEX, write its manifest row
@@ -842,9 +968,17 @@ run_one() {	# INDEX RUN: boot kernel INDEX, write its manifest row
 	local limit why
 	read -r limit why <<<"$(limit_for "$a")"
 	"$m/vm/boot.sh" --smp "$smp" --memory "$memory" $kvm \
-		--limit "$limit" --limit-why "$why" --append "$guest_append$live" \
+		--limit "$limit" --limit-why "$why" --boot-limit "$(boot_for "$a")" --append "$guest_append$live" \
 		"$a" "${k_path[$i]}" "${initrd[$a]}" "$d/$l" 2>"$d/$l.err" || rc=$?
 	t1=$(date +%s%N)
+	# A --sysctl the guest refused (vm/init's SYSCTL line): the knob and
+	# the guest's words
+	local knob
+	for knob in ${sysctl_names[@]+"${sysctl_names[@]}"}; do
+		tr -d '\r' < "$d/$l.console" 2>/dev/null |
+			grep -a -m1 -F "@@PERF_ABI@@ SYSCTL $knob: " |
+			sed 's/^@@PERF_ABI@@ SYSCTL //' >> "$d/$l.sysctl" || true
+	done
 	if [ "$rc" = 0 ]; then
 		grc=$(cat "$d/$l.rc")
 		rm -f "$d/$l.rc"
@@ -907,8 +1041,15 @@ save_partial() {
 	done
 	[ "$done" -gt 0 ] && report_into "$work/out" >/dev/null 2>&1 || true
 	rm -f "$work/out/manifest.tsv"
-	note_interrupted "$1" "$work/out" "$done of $n kernels had finished; their results are here."
-	out_publish "$work/out" "$final"
+	# The guests cut short: their console so far.
+	local cut=
+	for ((i = 0; i < n; i++)); do
+		l=${k_label[i]}
+		[ ! -f "$work/r1/$l.row" ] && [ -s "$work/r1/$l.console" ] || continue
+		mv "$work/r1/$l.console" "$work/out/" 2>/dev/null && cut="$cut $l.console"
+	done
+	note_interrupted "$1" "$work/out" "$done of $n kernels had finished; their results are here.${cut:+ The console so far of the guests cut short:$cut.}"
+	publish_partial "$1"
 }
 
 # The slowest architectures first (the largest boot allowance: arm64
@@ -939,6 +1080,7 @@ if [ -n "$progress_pid" ]; then
 fi
 
 setup_err=
+sysctl_msgs=()
 : > "$work/out/manifest.tsv"
 for ((i = 0; i < n; i++)); do
 	l=${k_label[i]}
@@ -948,9 +1090,18 @@ for ((i = 0; i < n; i++)); do
 			printf '%s\t%s\t%s\t\tnoboot\t\t\tthe runner failed\n' "$l" "${k_arch[i]}" "${specs[i]}" > "$d/$l.row"
 		fi
 		[ ! -f "$d/$l.setup" ] || setup_err=1
+		if [ "$r" = 1 ] && [ -s "$d/$l.sysctl" ]; then
+			while IFS= read -r x; do
+				sysctl_msgs+=("run_tests.sh: $l: --sysctl ${x%%: *}: the guest refused it: ${x#*: }")
+			done < "$d/$l.sysctl"
+		fi
 		if [ -s "$d/$l.err" ]; then	# a guest that did not make it
-			sed -e "1s|^\(boot\.sh: \)\?|run_tests.sh: $l: |" -e "1s|$d/|$final/|" \
-				"$d/$l.err" >&2
+			{
+				IFS= read -r first || true
+				first=${first#boot.sh: }
+				echo "run_tests.sh: $l: ${first//"$d/"/"$final/"}"
+				cat
+			} < "$d/$l.err" >&2
 		fi
 	done
 	cat "$work/r1/$l.row" >> "$work/out/manifest.tsv"
@@ -985,7 +1136,6 @@ if [ "$repeat" != 1 ]; then
 	done
 fi
 
-save_partial() { :; }
 case $mode in
 kernel)
 	l=${k_label[0]}
@@ -993,64 +1143,72 @@ kernel)
 	rm -f "$work/out/manifest.tsv"
 	st=$(cut -f5 "$work/r1/$l.row")
 	grc=$(cut -f7 "$work/r1/$l.row")
-	[ -z "$log" ] || cp "$work/out/$l.ktap" "$log"
-	out_publish "$work/out" "$final"
-	[ -z "$ktap_out" ] || cp "$final/$l.ktap" "$ktap_out"
-	[ -z "$junit_out" ] || cp "$final/junit.xml" "$junit_out"
-	# Reports are written: only now print (a closed stdout loses nothing).
+	reason=$(cut -f8 "$work/r1/$l.row")
+	rc=0 broke= grc_bad=
 	if [ -n "$setup_err" ]; then
-		echo "perf_events on $l (${k_arch[0]} guest): qemu did not start" >&2
-		exit 2
+		rc=2 broke="qemu did not start"
+	elif [ "$st" != ok ]; then
+		rc=3 broke=${reason:-did not boot}
+	else
+		python3 "$m/lib/ktap.py" summary "$work/out/$l.ktap" "perf_events on $l (${k_arch[0]} guest)" >"$work/summary" || rc=$?
+		if [ "$grc" != 0 ] && [ "$grc" != 4 ] && [ "$rc" != 1 ]; then
+			grc_bad=1 rc=1
+		fi
+		flipped "$flips_rc"
 	fi
-	if [ "$st" != ok ]; then
-		echo "perf_events on $l (${k_arch[0]} guest): did not boot" >&2
-		exit 3
+	[ ${#sysctl_msgs[@]} = 0 ] || rc=2
+	finish "$rc" "$work/out/$l.ktap"
+	# Reports are written: only now print (a closed stdout loses nothing).
+	if [ -n "$broke" ]; then
+		echo "perf_events on $l (${k_arch[0]} guest): $broke" >&2
+	else
+		[ "$repeat" != 1 ] || show "$final/$l.ktap"
+		[ "$repeat" = 1 ] || show "$final/flips.txt"
+		show "$work/summary"
+		[ -z "$grc_bad" ] || echo "run_tests.sh: the guest's kselftest runner exited $grc" >&2
 	fi
-	rc=0
-	python3 "$m/lib/ktap.py" summary "$final/$l.ktap" "perf_events on $l (${k_arch[0]} guest)" >"$work/summary" || rc=$?
-	[ "$repeat" != 1 ] || show "$final/$l.ktap"
-	[ "$repeat" = 1 ] || show "$final/flips.txt"
-	show "$work/summary"
-	if [ "$grc" != 0 ] && [ "$grc" != 4 ] && [ "$rc" != 1 ]; then
-		echo "run_tests.sh: the guest's kselftest runner exited $grc" >&2
-		rc=1
-	fi
-	flipped "$flips_rc"
+	[ ${#sysctl_msgs[@]} = 0 ] || printf '%s\n' "${sysctl_msgs[@]}" >&2
 	exit "$rc"
 	;;
 matrix)
 	rc=0
 	report_into "$work/out" --table >"$work/table" || rc=$?
 	rm -f "$work/out/manifest.tsv"
-	out_publish "$work/out" "$final"
-	[ -z "$ktap_out" ] || cp "$final/report.ktap" "$ktap_out"
-	[ -z "$junit_out" ] || cp "$final/junit.xml" "$junit_out"
-	show "$work/table"
-	[ "$repeat" = 1 ] || show "$final/flips.txt"
 	# The guest's own runner failed where its KTAP shows no failure.
+	: > "$work/grc"
 	while IFS=$'\t' read -r l _ _ _ st _ grc _; do
 		[ "$st" = ok ] && [ -n "$grc" ] && [ "$grc" != 0 ] && [ "$grc" != 4 ] || continue
-		echo "run_tests.sh: $l: the guest's kselftest runner exited $grc" >&2
+		echo "run_tests.sh: $l: the guest's kselftest runner exited $grc" >> "$work/grc"
 		[ "$rc" != 0 ] && [ "$rc" != 4 ] || rc=1
 	done < <(cat "$work"/r1/*.row 2>/dev/null)
-	[ -z "$outdir" ] || echo "run_tests.sh: reports in $final" >&2
-	[ -z "$setup_err" ] || exit 2
 	flipped "$flips_rc"
+	[ -z "$setup_err" ] && [ ${#sysctl_msgs[@]} = 0 ] || rc=2
+	finish "$rc" "$work/out/report.ktap"
+	show "$work/table"
+	[ "$repeat" = 1 ] || show "$final/flips.txt"
+	cat "$work/grc" >&2
+	[ ${#sysctl_msgs[@]} = 0 ] || printf '%s\n' "${sysctl_msgs[@]}" >&2
+	[ -z "$outdir" ] || echo "run_tests.sh: reports in $final" >&2
 	exit "$rc"
 	;;
 compare)
 	rc=0
 	report_into "$work/out" >/dev/null || rc=$?
 	rm -f "$work/out/manifest.tsv"
-	out_publish "$work/out" "$final"
-	[ -z "$ktap_out" ] || cp "$final/report.ktap" "$ktap_out"
-	[ -z "$junit_out" ] || cp "$final/junit.xml" "$junit_out"
-	[ -z "$setup_err" ] || exit 2
-	[ "$rc" != 3 ] || exit 3
-	rc=0
-	python3 "$m/lib/ktap.py" compare "$final/${k_label[0]}.ktap" "$final/${k_label[1]}.ktap" \
-		"${k_label[0]}" "${k_label[1]}" "${specs[0]}" "${specs[1]}" > "$work/compare" || rc=$?
-	show "$work/compare"
+	cmp=
+	if [ -n "$setup_err" ]; then
+		rc=2
+	elif [ "$rc" = 3 ] || [ "$rc" = 2 ]; then
+		:
+	else
+		cmp=1 rc=0
+		python3 "$m/lib/ktap.py" compare "$work/out/${k_label[0]}.ktap" "$work/out/${k_label[1]}.ktap" \
+			"${k_label[0]}" "${k_label[1]}" "${specs[0]}" "${specs[1]}" > "$work/compare" || rc=$?
+	fi
+	[ ${#sysctl_msgs[@]} = 0 ] || rc=2
+	finish "$rc" "$work/out/report.ktap"
+	[ -z "$cmp" ] || show "$work/compare"
+	[ ${#sysctl_msgs[@]} = 0 ] || printf '%s\n' "${sysctl_msgs[@]}" >&2
 	exit "$rc"
 	;;
 esac

@@ -88,8 +88,25 @@ if [ -n "$check_only" ] || [ "$(id -u)" != 0 ]; then
 fi
 echo "deps: installing$missing" >&2
 export DEBIAN_FRONTEND=noninteractive
+# Another apt-get or dpkg may hold the dpkg lock (an install, unattended
+# upgrades): wait for it, up to LOCK_WAIT seconds, and say so.
+LOCK_WAIT=300
+apt=(apt-get -o "DPkg::Lock::Timeout=$LOCK_WAIT")
+if command -v fuser >/dev/null &&
+	fuser /var/lib/dpkg/lock-frontend /var/lib/dpkg/lock /var/lib/apt/lists/lock >/dev/null 2>&1; then
+	echo "deps: another apt-get or dpkg holds the dpkg lock: waiting up to ${LOCK_WAIT}s" >&2
+fi
+err=$(mktemp)
+trap 'rm -f "$err"' EXIT
 # A stale or empty package list makes apt-get install fail: refresh once.
-if ! apt-get install -y -qq --no-install-recommends $missing >/dev/null; then
-	apt-get update -qq
-	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+if ! "${apt[@]}" install -y -qq --no-install-recommends $missing >/dev/null 2>"$err"; then
+	if ! "${apt[@]}" update -qq >/dev/null 2>"$err" ||
+		! "${apt[@]}" install -y -qq --no-install-recommends $missing >/dev/null 2>"$err"; then
+		if grep -q 'lock' "$err"; then
+			echo "deps.sh: the dpkg lock stayed held for ${LOCK_WAIT}s by another apt-get or dpkg; run again when it is done: $line" >&2
+		else
+			echo "deps.sh: $line failed: $(grep -v '^$' "$err" | tail -n 1)" >&2
+		fi
+		exit 2
+	fi
 fi

@@ -15,8 +15,11 @@
 # kernel in reports: the kernel's own release string, read from the image
 # (the bzImage header's kernel_version, the arm64 Image's "Linux version"
 # banner), else the file name.  Unpacked images are cached in
-# $PERF_ABI_CACHE/kernels/unpacked/.  Exit 2 with one line on stderr when
-# SPEC is not a kernel image of a supported architecture.
+# $PERF_ABI_CACHE/kernels/unpacked/, at most IMAGE_MAX bytes unpacked (a
+# kernel image is some tens of MiB; more is not a kernel); the partial
+# file of an unpacking cut short is removed on every exit.  Exit 2 with one
+# line on stderr when SPEC is not a kernel image of a supported
+# architecture.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -26,6 +29,13 @@ die() {
 	echo "image.sh: $*" >&2
 	exit 2
 }
+
+IMAGE_MAX=$((256 * 1024 * 1024))
+partial= toobig=
+trap '[ -z "$partial" ] || rm -f "$partial"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
 
 spec=${1:?usage: image.sh SPEC [ARCH]}
 want=${2:-}
@@ -97,25 +107,40 @@ identify() {
 	return 1
 }
 
-unpacked() {	# FILE HOW -> cached decompressed copy
-	local f=$1 how=$2 sum out
+unpacked() {	# FILE HOW: path= the cached decompressed copy; status 1
+	# with toobig=1 when it unpacks to more than IMAGE_MAX bytes
+	local f=$1 how=$2 sum out st off size
 	sum=$(sha256sum "$f" | cut -c1-16)
 	out=$cache/kernels/unpacked/$sum.img
 	if [ ! -s "$out" ]; then
 		mkdir -p "$cache/kernels/unpacked"
+		partial=$out.$$
 		case $how in
-		gzip) gzip -dc "$f" > "$out.$$" 2>/dev/null ;;
+		gzip)
+			gzip -dc "$f" 2>/dev/null | head -c $((IMAGE_MAX + 1)) > "$partial"
+			st=${PIPESTATUS[0]} ;;
 		zboot-gzip|zboot-zstd)
-			local off size
 			off=$(le32 "$f" 8)
 			size=$(le32 "$f" 12)
 			tail -c +$((off + 1)) "$f" | head -c "$size" |
-				if [ "$how" = zboot-gzip ]; then gzip -dc; else zstd -dcq; fi \
-				> "$out.$$" 2>/dev/null ;;
-		esac || { rm -f "$out.$$"; return 1; }
-		mv -f "$out.$$" "$out"
+				if [ "$how" = zboot-gzip ]; then gzip -dc; else zstd -dcq; fi 2>/dev/null |
+				head -c $((IMAGE_MAX + 1)) > "$partial"
+			st=${PIPESTATUS[2]} ;;
+		esac
+		# (the decompressor ends by SIGPIPE when head stops at the cap)
+		if [ "$(stat -c %s "$partial")" -gt "$IMAGE_MAX" ]; then
+			toobig=1
+			st=1
+		fi
+		if [ "$st" != 0 ]; then
+			rm -f "$partial"
+			partial=
+			return 1
+		fi
+		mv -f "$partial" "$out"
+		partial=
 	fi
-	echo "$out"
+	path=$out
 }
 
 # FILE ARCH -> the kernel release the image carries, or nothing
@@ -161,15 +186,21 @@ esac
 # zboot image).
 case $(bytes "$path" 0 2) in
 1f8b)
-	path=$(unpacked "$path" gzip) || die "$spec: not a kernel image (bad gzip data)" ;;
+	unpacked "$path" gzip || {
+		[ -z "$toobig" ] || die "$spec: unpacks to more than $((IMAGE_MAX >> 20)) MiB: not a kernel image"
+		die "$spec: not a kernel image (bad gzip data)"
+	} ;;
 4d5a)	# MZ: PE; an EFI zboot image says "zimg" and its compression
 	if [ "$(bytes "$path" 4 4)" = 7a696d67 ]; then
 		comp=$(bytes "$path" 24 4)
 		case $comp in
-		677a6970) path=$(unpacked "$path" zboot-gzip) ;;
-		7a737464) path=$(unpacked "$path" zboot-zstd) ;;
+		677a6970) unpacked "$path" zboot-gzip ;;
+		7a737464) unpacked "$path" zboot-zstd ;;
 		*) die "$spec: EFI zboot image with an unsupported compression" ;;
-		esac || die "$spec: cannot unpack the EFI zboot image"
+		esac || {
+			[ -z "$toobig" ] || die "$spec: unpacks to more than $((IMAGE_MAX >> 20)) MiB: not a kernel image"
+			die "$spec: cannot unpack the EFI zboot image"
+		}
 	fi ;;
 esac
 

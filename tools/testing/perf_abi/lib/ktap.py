@@ -217,7 +217,23 @@ def _settle(r):
     if sub is not None:
         errors += sub['errors']
         for c in sub['results']:
-            cv, ce, _ = _settle(c)
+            cv, ce, ctests = _settle(c)
+            if ctests and c['sub'] is not None:
+                # A result over whole programs (a --cells cell holds a
+                # runner's KTAP): its programs' tests are the tests, so
+                # that the totals are those of the tests that ran.
+                prog = c['name'].split(': ')[-1] \
+                    if c['name'].startswith('selftests:') else c['name']
+                for t in ctests:
+                    tests.append(dict(t, name='%s:%s' % (prog, t['name']),
+                                      number=len(tests) + 1))
+                if ce and not any(t['verdict'] == 'fail' for t in ctests):
+                    tests.append({'name': prog, 'number': len(tests) + 1,
+                                  'verdict': 'fail',
+                                  'directive': c['directive'],
+                                  'reason': c['reason'], 'log': c['log'],
+                                  'errors': ce})
+                continue
             tests.append({'name': c['name'], 'number': c['number'],
                           'verdict': 'fail' if ce else cv,
                           'directive': c['directive'],
@@ -393,7 +409,7 @@ def total(paths):
     bad = 0
     for path in paths:
         try:
-            with open(path) as f:
+            with open(path, errors='replace') as f:
                 parsed = parse(f.read())
         except OSError as e:
             sys.stderr.write('ktap.py: %s\n' % e)
@@ -434,7 +450,7 @@ def load_manifest(path):
     import os
     base = os.path.dirname(os.path.abspath(path))
     entries = []
-    with open(path) as f:
+    with open(path, errors='replace') as f:
         for line in f:
             line = line.rstrip('\n')
             if not line or line.startswith('#'):
@@ -455,7 +471,7 @@ def load_manifest(path):
                 kp = e['ktap'] if os.path.isabs(e['ktap']) else \
                     os.path.join(base, e['ktap'])
                 try:
-                    with open(kp) as k:
+                    with open(kp, errors='replace') as k:
                         text = k.read()
                 except OSError:
                     if e['status'] == 'ok':
@@ -469,7 +485,7 @@ def load_manifest(path):
             if e['ktap']:
                 sp = re.sub(r'\.ktap$', '', kp) + '.splats.json'
                 try:
-                    with open(sp) as f2:
+                    with open(sp, errors='replace') as f2:
                         e['parsed']['splats'] = json.load(f2)
                 except (OSError, ValueError):
                     pass
@@ -849,7 +865,7 @@ def _write(path, text):
     if path == '-':
         sys.stdout.write(text)
         return
-    with open(path, 'w') as f:
+    with open(path, 'w', errors='replace') as f:
         f.write(text)
 
 
@@ -878,14 +894,18 @@ def report_main(args):
             i += 2
         else:
             raise SystemExit('ktap.py report: bad argument %r' % a)
-    if 'json' in outs:
-        _write(outs['json'], render_json(entries))
-    if 'junit' in outs:
-        _write(outs['junit'], render_junit(entries))
-    if 'markdown' in outs:
-        _write(outs['markdown'], render_markdown(entries))
-    if 'ktap' in outs:
-        _write(outs['ktap'], render_ktap(entries, collection))
+    try:
+        if 'json' in outs:
+            _write(outs['json'], render_json(entries))
+        if 'junit' in outs:
+            _write(outs['junit'], render_junit(entries))
+        if 'markdown' in outs:
+            _write(outs['markdown'], render_markdown(entries))
+        if 'ktap' in outs:
+            _write(outs['ktap'], render_ktap(entries, collection))
+    except OSError as e:
+        sys.stderr.write('ktap.py: cannot write the report: %s\n' % e)
+        return 2
     if table:
         sys.stdout.write(render_table(entries))
     return matrix_exit(entries)
@@ -896,16 +916,16 @@ def compare_main(args):
     1 if any regressed."""
     if len(args) < 2:
         raise SystemExit('usage: ktap.py compare OLD.ktap NEW.ktap [OLD_LABEL NEW_LABEL]')
-    with open(args[0]) as f:
+    with open(args[0], errors='replace') as f:
         old = parse(f.read())
-    with open(args[1]) as f:
+    with open(args[1], errors='replace') as f:
         new = parse(f.read())
     diff = compare(old, new)
     labels = args[2:4] if len(args) >= 4 else ('old', 'new')
     sys.stdout.write(render_compare(diff, *labels))
-    with open(args[0]) as f:
+    with open(args[0], errors='replace') as f:
         old_text = f.read()
-    with open(args[1]) as f:
+    with open(args[1], errors='replace') as f:
         new_text = f.read()
     sys.stdout.write(render_regression(diff, old_text, new_text, *labels,
                                        *(args[4:6] if len(args) >= 6 else ())))
@@ -1045,7 +1065,7 @@ def summary_main(args):
             i += 1
     path = pos[0] if pos and pos[0] != '-' else None
     label = pos[1] if len(pos) > 1 else 'perf_events'
-    with open(path if path else 0) as f:
+    with open(path if path else 0, errors='replace') as f:
         parsed = parse(f.read())
     rc = None
     if 'rc' in opts:
@@ -1057,7 +1077,7 @@ def summary_main(args):
     # boot.sh's splats of a guest run, beside its KTAP
     if path and path.endswith('.ktap'):
         try:
-            with open(path[:-len('.ktap')] + '.splats.json') as f:
+            with open(path[:-len('.ktap')] + '.splats.json', errors='replace') as f:
                 parsed['splats'] = json.load(f)
         except (OSError, ValueError):
             pass
@@ -1075,6 +1095,9 @@ def summary_main(args):
 
 
 def main(argv):
+    # Paths and specs may hold any byte: never a traceback for one.
+    for stream in (sys.stdout, sys.stderr):
+        stream.reconfigure(errors='replace')
     cmd = argv[1] if len(argv) >= 2 else ''
     if cmd == 'total':
         return total(argv[2:])
@@ -1089,7 +1112,7 @@ def main(argv):
     if cmd != 'json':
         sys.stderr.write(USAGE)
         return 2
-    with open(argv[2] if len(argv) > 2 and argv[2] != '-' else 0) as f:
+    with open(argv[2] if len(argv) > 2 and argv[2] != '-' else 0, errors='replace') as f:
         parsed = parse(f.read())
     json.dump(parsed, sys.stdout, indent=1)
     print()

@@ -5,7 +5,7 @@
 # back over the serial console:
 #
 #   boot.sh [--append ARGS] [--smp N] [--memory M] [--kvm] [--limit SECS]
-#           [--limit-why TEXT] ARCH KERNEL INITRD PREFIX
+#           [--limit-why TEXT] [--boot-limit SECS] ARCH KERNEL INITRD PREFIX
 #
 # Writes PREFIX.console (the whole console) and, when the guest sent its
 # framed KTAP (vm/init; checked against its line count and md5),
@@ -13,7 +13,8 @@
 # Exit 0 then; a kernel splat during the run (WARNING, BUG, KASAN, UBSAN,
 # lockdep...) adds PREFIX.splats.json and one stderr line per splat naming
 # the test that was running.  Exit 3 when the kernel did not
-# boot, panicked, oopsed, hung past SECS (default 300) or stopped without
+# boot (no test init on the console within --boot-limit SECS, the boot
+# allowance), panicked, oopsed, hung past SECS (default 300) or stopped without
 # the end marker: one line saying which (quoting the first panic or oops
 # line, if any, and the test that was running) on stderr, then the last 30
 # console lines; PREFIX.ktap then holds the results the guest had logged.
@@ -26,7 +27,7 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 
-append= smp=2 mem=512 kvm= limit=300 why=
+append= smp=2 mem=512 kvm= limit=300 why= boot_limit=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--append) append=$2; shift 2 ;;
@@ -35,6 +36,7 @@ while [ $# -gt 0 ]; do
 	--kvm) kvm=1; shift ;;
 	--limit) limit=$2; shift 2 ;;
 	--limit-why) why=$2; shift 2 ;;
+	--boot-limit) boot_limit=$2; shift 2 ;;
 	--) shift; break ;;
 	-*) echo "boot.sh: unknown option '$1'" >&2; exit 2 ;;
 	*) break ;;
@@ -67,7 +69,30 @@ timeout --kill-after=5 "$limit" "$qemu" "${machine[@]}" \
 	-smp "$smp" -m "$mem" -nodefaults -no-user-config -display none \
 	-no-reboot -monitor none -serial "file:$log" \
 	-kernel "$kernel" -initrd "$initrd" -append "$cmdline" \
-	</dev/null >"$prefix.qemu" 2>&1
+	</dev/null >"$prefix.qemu" 2>&1 &
+qpid=$!
+# A signal to us ends qemu before we go (timeout(1) runs it in a process
+# group of its own: a terminal's ^C does not reach it).
+for sig in INT:130 TERM:143 HUP:129; do
+	# shellcheck disable=SC2064
+	trap "kill -TERM $qpid 2>/dev/null; wait $qpid; exit ${sig#*:}" "${sig%:*}"
+done
+# The boot allowance: a kernel that has not reached the test init by then
+# (a garbage image, a kernel that loops before its console) is stopped.
+noboot=
+if [ -n "$boot_limit" ]; then
+	t0=$SECONDS
+	while kill -0 "$qpid" 2>/dev/null; do
+		grep -qa '@@PERF_ABI@@ UP' "$log" && break
+		if [ $((SECONDS - t0)) -ge "$boot_limit" ]; then
+			noboot=1
+			kill -TERM "$qpid" 2>/dev/null
+			break
+		fi
+		sleep 0.5
+	done
+fi
+wait "$qpid"
 qrc=$?
 set -e
 
@@ -114,6 +139,9 @@ case $running in
 *) during=" while running $running" ;;
 esac
 
+if [ -n "$noboot" ] && [ -z "$oops" ]; then
+	fail "kernel did not boot to the test init within the boot allowance of ${boot_limit}s"
+fi
 if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
 	fail "guest hung: no end marker within ${limit}s${why:+ ($why)}$during"
 fi
