@@ -199,7 +199,7 @@ bench:
 	done
 
 check:
-	@rm -rf "$(CHECK)"
+	@rm -rf "$(CHECK)" && mkdir -p "$(B)"
 	@"$(M)/deps.sh" all
 	@fail=0; : > "$(CHECK).times"; for s in $(CHECK_STAGES) $(CHECK_LATE_STAGES); do \
 	  echo "== check: $$s" >&2; t0=$$(date +%s); \
