@@ -180,6 +180,8 @@ check-host: stage
 check-kselftest: stage
 	@mkdir -p "$(CHECK)"
 	@$(MAKE) --no-print-directory -s -C "$(FWSEL)" TARGETS=perf_events \
+		O="$(B)/obj-kselftest" all >/dev/null
+	@$(MAKE) --no-print-directory -s -C "$(FWSEL)" TARGETS=perf_events \
 		O="$(B)/obj-kselftest" run_tests > "$(CHECK)/kselftest.ktap" 2>&1; \
 	  python3 "$(M)/lib/ktap.py" summary "$(CHECK)/kselftest.ktap" \
 		"make -C tools/testing/selftests TARGETS=perf_events run_tests"; \

@@ -138,7 +138,7 @@ add privilege-unknown "--privilege: 'admin' is not a MODE" --kernel "$tmp/bzImag
 add cells-bad-level "--cells: 'user@4' is not MODE@LEVEL" --kernel "$tmp/bzImage" --cells root@2,user@4 -o @OUT
 add cells-with-privilege '--privilege and --cells go one at a time' --kernel "$tmp/bzImage" --cells all --privilege user -o @OUT
 add user-with-nocaps '--user goes with --privilege perfmon or user' --kernel "$tmp/bzImage" --privilege nocaps --user 1000 -o @OUT
-add make-kver-unknown 'KVER=9.9: apt knows no linux-source-9.9' MAKE: ENV:PATH="$tmp/fakeapt:$PATH" KVER=9.9 framework
+add make-kver-unknown 'no suite known for linux-source-9.9' MAKE: ENV:PATH="$tmp/fakeapt:$PATH" KVER=9.9 framework
 
 echo "TAP version 13"
 echo "1..${#cases[@]}"
