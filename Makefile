@@ -183,6 +183,9 @@ check-kselftest: stage
 		O="$(B)/obj-kselftest" all >/dev/null
 	@$(MAKE) --no-print-directory -s -C "$(FWSEL)" TARGETS=perf_events \
 		O="$(B)/obj-kselftest" run_tests > "$(CHECK)/kselftest.ktap" 2>&1; \
+	  k="$(CHECK)/kselftest.ktap"; grep -q '^TAP version' "$$k" || { \
+	    n=$$(grep -Ec '^(not )?ok ' "$$k"); \
+	    { printf 'TAP version 13\n1..%s\n' "$$n"; cat "$$k"; } > "$$k.tmp" && mv "$$k.tmp" "$$k"; }; \
 	  python3 "$(M)/lib/ktap.py" summary "$(CHECK)/kselftest.ktap" \
 		"make -C tools/testing/selftests TARGETS=perf_events run_tests"; \
 	  rc=$$?; [ $$rc = 0 ] || [ $$rc = 4 ] || { cat "$(CHECK)/kselftest.ktap"; exit 1; }

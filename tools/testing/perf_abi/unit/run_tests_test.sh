@@ -154,7 +154,7 @@ for c in "${cases[@]}"; do
 		case $a in
 		ENV:-*) env+=(-u "${a#ENV:-}") ;;
 		ENV:*) env+=("${a#ENV:}") ;;
-		MAKE:) cmd=(make -s -C "$top" --no-print-directory) prefix=deps.sh maxlines=2 ;;
+		MAKE:) cmd=(make -s -C "$top" --no-print-directory) prefix='(deps|tree)\.sh' maxlines=2 ;;
 		@OUT) args+=("$out") ;;
 		*) args+=("$a") ;;
 		esac
