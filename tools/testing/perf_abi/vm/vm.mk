@@ -34,7 +34,7 @@ VM_CHECK_OUT := $(B)/vm-check
 # (rdpmc).
 # Exact versions the mirror serves (the lists name newer s390x ones).
 VM_CHECK_ARCHES ?= debian:6.12.113+deb13-s390x=mmap_page \
-	debian:6.12.118+deb12-powerpc64le-64k=mmap_page \
+	debian:6.12.118+deb13-powerpc64le-64k=mmap_page \
 	debian:6.12.118+deb13-arm64-16k=mmap_page \
 	debian:6.12.118+deb13-riscv64=rdpmc
 

@@ -37,7 +37,8 @@
 #define NEED_USER_READ                                                    \
 	"needs user counter reads: a PMU with free counters (64-bit for " \
 	"*_64bit), user access on or root, " UP_PARANOID_TASK
-#define NEED_LEAK "needs arm64 or x86, and user counter reads as agree.*"
+#define NEED_LEAK \
+	"needs arm64 or x86, user access on or root, and " UP_PARANOID_TASK
 #define NEED_KNOB_OFF \
 	"needs a PMU, user access off or root, and " UP_PARANOID_TASK
 #define NEED_TIME "needs cap_user_time, and " UP_PARANOID_TASK
