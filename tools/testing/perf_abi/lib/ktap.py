@@ -218,8 +218,7 @@ def _settle(r):
         errors += sub['errors']
         for c in sub['results']:
             cv, ce, ctests = _settle(c)
-            if ctests and c['sub'] is not None and \
-                    c['name'].startswith('privileges: '):
+            if ctests and c['sub'] is not None:
                 # A result over whole programs (a --cells cell holds a
                 # runner's KTAP): its programs' tests are the tests, so
                 # that the totals are those of the tests that ran.

@@ -33,8 +33,9 @@ VM_CHECK_OUT := $(B)/vm-check
 # data area, buffer sizes: mmap_page), riscv64 has its own counter reader
 # (rdpmc).
 # Exact versions the mirror serves (the lists name newer s390x ones).
+# (ppc64le-64k is in make matrix only: on 2026-12-05 the archive's
+# ppc64el lists were mid-sync and its kernel did not download.)
 VM_CHECK_ARCHES ?= debian:6.12.113+deb13-s390x=mmap_page \
-	debian:6.12.118+deb13-powerpc64le-64k=mmap_page \
 	debian:6.12.118+deb13-arm64-16k=mmap_page \
 	debian:6.12.118+deb13-riscv64=rdpmc
 
