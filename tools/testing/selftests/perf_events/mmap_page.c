@@ -101,21 +101,11 @@ static uint64_t bp_target; /* written by workload(), watched by K_BREAKPOINT */
 /* sched:sched_switch's id, from tracefs (mounted privately if need be) */
 static int tracepoint_id(void)
 {
-	const char *id = "/sys/kernel/tracing/events/sched/sched_switch/id";
-	char buf[32] = "";
-	int fd;
-
 	if (access("/sys/kernel/tracing/events", F_OK) &&
 	    !unshare(CLONE_NEWNS) &&
 	    !mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
 		mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL);
-	fd = open(id, O_RDONLY);
-	if (fd < 0)
-		return -1;
-	if (read(fd, buf, sizeof(buf) - 1) <= 0)
-		buf[0] = '\0';
-	close(fd);
-	return buf[0] ? atoi(buf) : -1;
+	return up_read_int("/sys/kernel/tracing/events/sched/sched_switch/id");
 }
 
 /* The case's attr: user-only and sampling, so that PERIOD and REFRESH apply. */

@@ -123,15 +123,7 @@ static const char *knob_path(void)
 /* The knob's value, or -1 where there is none. */
 static int knob_read(void)
 {
-	char buf[16] = "";
-	int fd = open(knob_path(), O_RDONLY);
-
-	if (fd < 0)
-		return -1;
-	if (read(fd, buf, sizeof(buf) - 1) <= 0)
-		buf[0] = '\0';
-	close(fd);
-	return buf[0] ? atoi(buf) : -1;
+	return up_read_int(knob_path());
 }
 
 static int knob_write(int v)

@@ -14,12 +14,14 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -652,6 +654,20 @@ static inline int up_self_read(const void *pg, struct up_count *c)
 {
 	return up_self_read_with(pg, c, up_hw_counter, up_hw_cycles,
 				 UP_HAVE_HW_READ);
+}
+
+/* The number a sysfs, procfs or tracefs file holds, or -1 (none, empty). */
+static inline int up_read_int(const char *path)
+{
+	char buf[32] = "";
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return -1;
+	if (read(fd, buf, sizeof(buf) - 1) <= 0)
+		buf[0] = '\0';
+	close(fd);
+	return buf[0] ? atoi(buf) : -1;
 }
 
 static inline int up_perf_event_open(struct perf_event_attr *attr, pid_t pid,
