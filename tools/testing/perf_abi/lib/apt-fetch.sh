@@ -167,6 +167,15 @@ setup() {
 				exit 0
 			fi
 		done
+		# A mirror mid-sync on the -security or -updates pocket only:
+		# the release's own list is enough (a day, then retried).
+		if ! grep -E '^(E:|W: Failed to fetch)' "$dir/update.log" |
+		     grep -vE -e '-(security|updates)/' -e '^E: Some index files failed' | grep -q . &&
+		   ls "$dir/lists/"*"_dists_${s}_main_binary-${arch}_Packages"* >/dev/null 2>&1; then
+			echo "apt-fetch: the $s $arch lists without $(grep -m1 -E '^(E|W): Failed to fetch' "$dir/update.log" | grep -oE 'dists/[a-z]+-[a-z]+' | cut -d/ -f2) (the mirror failed it)" >&2
+			touch "$dir/stamp"
+			exit 0
+		fi
 		exit 1
 	) 9> "$dir/lock" ||
 		die "cannot refresh the $s $arch package lists ($(grep -E '^(E:|W: Failed)' "$dir/update.log" 2>/dev/null | head -n 1 | sed -E 's/^(E|W): //' | cut -c1-160))"

@@ -260,14 +260,14 @@ static const char *open_origin(struct __test_metadata *_metadata,
 	return NULL;
 }
 
-/* Work that moves every kind's count. */
+/* Work that moves every kind's count: faults, yields, a watched store. */
 static void workload(void)
 {
 	long ps = getpagesize();
 	char *p;
 	int i;
 
-	for (i = 0; i < 100; i++) {
+	for (i = 0; i < 10; i++) {
 		p = mmap(NULL, ps, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (p != MAP_FAILED) {
