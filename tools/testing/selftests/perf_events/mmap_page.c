@@ -61,7 +61,7 @@ enum remap {
 /* attr bits a case sets */
 enum {
 	A_EOE = 1 << 0, /* enable_on_exec */
-	A_INHERIT = 1 << 1, /* per cpu only: perf_mmap() refuses per task */
+	A_INHERIT = 1 << 1, /* on a cpu: perf_mmap() refuses it on cpu -1 */
 	A_PINNED = 1 << 2,
 	A_EXCLUSIVE = 1 << 3,
 	A_BACKWARD = 1 << 4, /* write_backward */
@@ -70,6 +70,9 @@ enum {
 	A_SAMPLE_ID_ALL = 1 << 7,
 	A_PER_CPU = 1 << 8, /* pid -1, cpu 0 */
 	A_READ_ONLY = 1 << 9, /* PROT_READ: an overwrite buffer */
+	A_KERNEL = 1 << 10, /* exclude_kernel 0, exclude_hv 0 */
+	A_FREQ = 1 << 11, /* freq 1, sample_freq 4000 */
+	A_ON_CPU = 1 << 12, /* per task, counted on cpu 0 only */
 };
 
 #define TIMES (PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING)
@@ -135,9 +138,10 @@ static int case_attr(const FIXTURE_VARIANT(page) * v, struct perf_event_attr *a)
 	a->type = kinds[v->kind].type;
 	a->config = kinds[v->kind].config;
 	a->disabled = 1;
-	a->exclude_kernel = 1;
-	a->exclude_hv = 1;
-	a->sample_period = 1000000;
+	a->exclude_kernel = !(v->flags & A_KERNEL);
+	a->exclude_hv = !(v->flags & A_KERNEL);
+	a->freq = !!(v->flags & A_FREQ);
+	a->sample_period = a->freq ? 4000 : 1000000; /* sample_freq when freq */
 	a->sample_type = v->sample_type ? v->sample_type : PERF_SAMPLE_IP;
 	a->read_format = v->read_format;
 	a->enable_on_exec = !!(v->flags & A_EOE);
@@ -171,8 +175,10 @@ static int open_case(struct perf_event_attr *a, const FIXTURE_VARIANT(page) * v,
 		     int group, unsigned long flags)
 {
 	bool cpu = v->flags & A_PER_CPU;
+	bool on_cpu = v->flags & (A_PER_CPU | A_ON_CPU);
 
-	return up_perf_event_open(a, cpu ? -1 : 0, cpu ? 0 : -1, group, flags);
+	return up_perf_event_open(a, cpu ? -1 : 0, on_cpu ? 0 : -1, group,
+				  flags);
 }
 
 /* The case's one SKIP reason: what its kind and its scope need. */
@@ -180,6 +186,11 @@ static const char *case_needs(const FIXTURE_VARIANT(page) * v)
 {
 	bool cpu = v->flags & A_PER_CPU;
 
+	bool hw = v->kind == K_CYCLES || v->kind == K_INSTRUCTIONS;
+
+	if (v->flags & A_KERNEL)
+		return hw ? "needs a hardware PMU, and " UP_PARANOID_KERNEL :
+			    "needs " UP_PARANOID_KERNEL;
 	switch (v->kind) {
 	case K_TRACEPOINT:
 		return cpu ? "needs tracefs, and " UP_PARANOID_CPU :
@@ -451,15 +462,21 @@ TEST(data_head_counts_records)
 	before = up_data_head(base);
 	__atomic_store_n((uint64_t *)((char *)base + UP_DATA_TAIL), before,
 			 __ATOMIC_RELEASE);
+	/* one record at a time: data_head never steps back */
 	p = mmap(NULL, getpagesize(), PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS,
 		 -1, 0);
+	EXPECT_TRUE(up_check_head_grew(base, before, REC_MMAP_ANON, &m))
+	TH_LOG("%s", m.s);
+	before = up_data_head(base);
 	prctl(PR_SET_NAME, "pabi");
+	EXPECT_TRUE(up_check_head_grew(base, before, REC_COMM, &m))
+	TH_LOG("%s", m.s);
+	before = up_data_head(base);
 	pid = fork();
 	if (!pid)
 		_exit(0);
 	waitpid(pid, NULL, 0);
-	EXPECT_TRUE(up_check_head_grew(base, before,
-				       REC_MMAP_ANON + REC_COMM + REC_FORK, &m))
+	EXPECT_TRUE(up_check_head_grew(base, before, REC_FORK, &m))
 	TH_LOG("%s", m.s);
 	EXPECT_TRUE(up_check_records(base, types, PERF_RECORD_MAX, &m))
 	TH_LOG("%s", m.s);
@@ -504,6 +521,87 @@ TEST(data_tail_is_honoured)
 			 __ATOMIC_RELEASE);
 	prctl(PR_SET_NAME, "pabi3");
 	memset(types, 0, sizeof(types));
+	ASSERT_TRUE(up_check_records(base, types, PERF_RECORD_MAX, &m))
+	TH_LOG("%s", m.s);
+	EXPECT_EQ(1U, types[PERF_RECORD_LOST]);
+	EXPECT_EQ(1U, types[PERF_RECORD_COMM]);
+	munmap(base, len);
+	close(fd);
+}
+
+/*
+ * uapi time_enabled: the time the event was enabled, for a task's event
+ * the time its task ran: no less than the task's CPU time over the same
+ * span, however often an ioctl of another event reschedules its context.
+ */
+TEST(time_enabled_keeps_pace_with_cpu_time)
+{
+	struct perf_event_attr a = {
+		.size = sizeof(a),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_TASK_CLOCK,
+		.read_format = TIMES,
+		.exclude_kernel = 1,
+		.exclude_hv = 1,
+	};
+	struct timespec t0, t1;
+	uint64_t v[3], enabled, cpu;
+	int fd, other, i;
+
+	fd = up_perf_event_open(&a, 0, -1, -1, 0);
+	if (fd < 0 && up_refused(errno))
+		SKIP(return, UP_NEED_TASK);
+	ASSERT_LE(0, fd) TH_LOG("task-clock: %m");
+	a.config = PERF_COUNT_SW_DUMMY;
+	a.disabled = 1;
+	other = up_perf_event_open(&a, 0, -1, -1, 0);
+	ASSERT_LE(0, other) TH_LOG("dummy: %m");
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+	ASSERT_EQ((ssize_t)sizeof(v), read(fd, v, sizeof(v)));
+	enabled = v[1];
+	for (i = 0; i < 2000; i++) {
+		ioctl(other, PERF_EVENT_IOC_ENABLE, 0);
+		ioctl(other, PERF_EVENT_IOC_DISABLE, 0);
+	}
+	ASSERT_EQ((ssize_t)sizeof(v), read(fd, v, sizeof(v)));
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+	enabled = v[1] - enabled;
+	cpu = (t1.tv_sec - t0.tv_sec) * 1000000000ULL + t1.tv_nsec - t0.tv_nsec;
+	/* a tenth and a millisecond for the two clocks' own accounting */
+	EXPECT_LE(cpu, enabled + enabled / 10 + 1000000)
+	TH_LOG("time_enabled %llu ns, CPU time %llu ns",
+	       (unsigned long long)enabled, (unsigned long long)cpu);
+	close(other);
+	close(fd);
+}
+
+/*
+ * uapi PERF_EVENT_IOC_PAUSE_OUTPUT, as perf record --overwrite uses it
+ * around each read (tools/perf/util/evlist.c): a paused buffer takes no
+ * record; what it dropped comes as a PERF_RECORD_LOST once resumed.
+ */
+TEST(paused_output_holds_data_head)
+{
+	unsigned int types[PERF_RECORD_MAX] = { 0 };
+	uint64_t head;
+	struct up_msg m;
+	size_t len;
+	void *base;
+	int fd;
+
+	fd = open_sideband(1, &base, &len);
+	if (fd < 0 && up_refused(-fd))
+		SKIP(return, UP_NEED_TASK);
+	ASSERT_LE(0, fd) TH_LOG("dummy event: %s", strerror(-fd));
+	head = up_data_head(base);
+	__atomic_store_n((uint64_t *)((char *)base + UP_DATA_TAIL), head,
+			 __ATOMIC_RELEASE);
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 1))
+	TH_LOG("PAUSE_OUTPUT: %m");
+	prctl(PR_SET_NAME, "pabi1");
+	EXPECT_EQ(head, up_data_head(base));
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 0));
+	prctl(PR_SET_NAME, "pabi2");
 	ASSERT_TRUE(up_check_records(base, types, PERF_RECORD_MAX, &m))
 	TH_LOG("%s", m.s);
 	EXPECT_EQ(1U, types[PERF_RECORD_LOST]);

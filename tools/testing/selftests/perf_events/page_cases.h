@@ -7,7 +7,7 @@
  * PERF_SAMPLE_IP.  Every kind, state, origin and attr bit the
  * fixture knows is in a case; the kernel refuses these combinations (EINVAL),
  * so no case has them:
- *  - inherit per task (perf_mmap(): "Don't allow mmap() of inherited
+ *  - inherit on every cpu (perf_mmap(): "Don't allow mmap() of inherited
  *    per-task counters"), or with REFRESH (_perf_event_refresh());
  *  - pinned or exclusive on a group sibling (perf_event_open());
  *  - a clock that is not NMI-safe on a tracepoint, breakpoint or hardware
@@ -200,6 +200,33 @@ FIXTURE_VARIANT_ADD(page, cpu_clock_sample_read_sample_id_all) {
 FIXTURE_VARIANT_ADD(page, instructions_per_cpu_period) {
 	.kind = K_INSTRUCTIONS, .state = S_PERIOD,
 	.flags = A_PER_CPU,
+};
+
+/*
+ * What the programs that map these pages do (tools/testing/perf_abi/
+ * attrspace/SURVEY.md): each case names one.
+ */
+/* perf record's default as root: cycles:P counts the kernel (evlist.c) */
+FIXTURE_VARIANT_ADD(page, context_switches_kernel_workload) {
+	.kind = K_CONTEXT_SWITCHES, .state = S_WORKLOAD,
+	.flags = A_KERNEL,
+};
+
+FIXTURE_VARIANT_ADD(page, cycles_kernel_enabled) {
+	.kind = K_CYCLES, .state = S_ENABLED,
+	.flags = A_KERNEL,
+};
+
+/* perf record/top sample at 4000 Hz (builtin-record.c), bpftrace hz: */
+FIXTURE_VARIANT_ADD(page, cpu_clock_frequency_workload) {
+	.kind = K_CPU_CLOCK, .state = S_WORKLOAD,
+	.flags = A_FREQ,
+};
+
+/* perf record: per task on each cpu, inherited, 128 pages (evlist.c) */
+FIXTURE_VARIANT_ADD(page, task_clock_on_cpu_inherit_128_pages) {
+	.kind = K_TASK_CLOCK, .state = S_WORKLOAD,
+	.data_pages = 128, .flags = A_ON_CPU | A_INHERIT | A_FREQ,
 };
 
 /* clang-format on */

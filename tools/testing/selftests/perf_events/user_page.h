@@ -693,6 +693,7 @@ static inline bool up_refused(int err)
  */
 #define UP_PARANOID_TASK "perf_event_paranoid <= 2 or CAP_PERFMON"
 #define UP_PARANOID_CPU "perf_event_paranoid <= 0 or CAP_PERFMON"
+#define UP_PARANOID_KERNEL "perf_event_paranoid <= 1 or CAP_PERFMON"
 #define UP_NEED_TASK "needs " UP_PARANOID_TASK
 
 #endif /* __SELFTEST_PERF_USER_PAGE_H */
