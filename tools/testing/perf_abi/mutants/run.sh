@@ -131,7 +131,10 @@ echo "boots done in $(( $(date +%s) - t0 ))s" >&2
 
 ours=$(sed -n 's/^TEST_GEN_PROGS *[+:]\{0,1\}= *//p' \
 	"$top/tools/testing/selftests/perf_events/Makefile")
-python3 "$here/table.py" "$m/lib" "$out" "$jobfile" "$ours" "${ktap:-}"
+# The history table when every mutant ran on both arches.
+hist=
+[ -z "$only" ] && [ "$arches" = x86_64,arm64 ] && hist=$here/HISTORY.md
+python3 "$here/table.py" "$m/lib" "$out" "$jobfile" "$ours" "${ktap:-}" "$hist"
 rc=$?
 # Keep the runs table.py found as expected (OUTDIR/expected: ARCH NAME).
 while read -r a n; do

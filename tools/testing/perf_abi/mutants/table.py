@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """The kill table of mutants/run.sh, from the runs' KTAP.
 
-  table.py LIBDIR OUTDIR JOBFILE "OUR PROGRAMS" [KTAP_OUT]
+  table.py LIBDIR OUTDIR JOBFILE "OUR PROGRAMS" [KTAP_OUT [HISTORY.md]]
 
 Each run directory OUTDIR/ARCH/NAME holds what ./run_tests.sh --output
 wrote (*.ktap) and rc ("<exit code> <seconds>").  Results are parsed with
@@ -10,12 +10,18 @@ the project's one KTAP parser (lib/ktap.py parse()).  Programs named in
 OUR PROGRAMS are this suite; the others are the reference suite (the
 kernel's own perf_events selftests).  Exit 0 only when every pristine run
 passed all our tests, every mutant is killed by a named test of ours and
-every run ended with a verdict.
+every run ended with a verdict.  With HISTORY.md (every mutant run on
+both arches), it also prints the history table (one row per fix there:
+its mutant's verdict per arch) and fails when the table in HISTORY.md,
+between its two HISTORY_TABLE markers, says otherwise.
 """
 
 import glob
 import os
+import re
 import sys
+
+MARK = '<!-- HISTORY_TABLE: make mutants writes what is between -->'
 
 
 def load(run_dir, parse):
@@ -82,11 +88,50 @@ def squeeze(tests, width):
     return s if len(s) <= width else s[:width - 3] + '...'
 
 
+def history(path, arches, results, patches):
+    """The history table: a row per '### Hn COMMIT SUBJECT' of HISTORY.md,
+    its '- Model:' mutant's verdict on each arch (results[(arch, name)] =
+    (killed, failed tests)), or the model's 'none:' reason."""
+    rows = ['| fix | commit | what broke | mutant | %s |' % ' | '.join(arches),
+            '|---|---|---|---|%s' % '---|' * len(arches)]
+    parts = open(path).read().split(MARK)
+    text = parts[0] + (parts[2] if len(parts) == 3 else '')
+    for sec in re.split(r'^### ', text, flags=re.M)[1:]:
+        head = sec.split('\n', 1)[0].split(' ', 2)
+        if not re.match(r'H\d+$', head[0]):
+            continue
+        if not re.match(r'[0-9a-f]{12}$', head[1]):
+            head = [head[0], '-', ' '.join(head[1:])]
+        model = re.search(r'^- Model: (.*(?:\n  .*)*)', sec, re.M)
+        model = ' '.join(model.group(1).split()) if model else 'none: -'
+        name = re.match(r'`([a-z0-9-]+)`', model)
+        cells = []
+        for a in arches:
+            if model.startswith('none') or not name:
+                cells.append('no model')
+            elif a not in patches.get(name.group(1), ''):
+                cells.append('not booted (%s)' %
+                             patches.get(name.group(1), 'no patch'))
+            elif (a, name.group(1)) not in results:
+                cells.append('not run')
+            else:
+                ok, tests = results[(a, name.group(1))]
+                cells.append('killed: ' + squeeze(tests, 90) if ok
+                             else 'SURVIVED')
+        rows.append('| %s | %s | %s | %s | %s |' % (
+            head[0], head[1], head[2].replace('|', '/'),
+            name.group(1) if name and not model.startswith('none') else
+            model.split(':', 1)[-1].strip().split('.')[0],
+            ' | '.join(cells)))
+    return rows
+
+
 def main(argv):
     sys.path.insert(0, argv[1])
     from ktap import parse
     out, jobfile, ours = argv[2], argv[3], set(argv[4].split())
     ktap_out = argv[5] if len(argv) > 5 and argv[5] else None
+    hist = argv[6] if len(argv) > 6 and argv[6] else None
 
     jobs = [l.split()[:2] for l in open(jobfile) if l.strip()]
     rows = []
@@ -175,6 +220,26 @@ def main(argv):
         ks = sorted(killers.get(f, ()))
         ok_all = ok_all and bool(ks)
         print('  %-44s %s' % (f, ' '.join(ks) if ks else 'NONE'))
+    if hist:
+        patches = {}
+        for p in glob.glob(os.path.join(os.path.dirname(hist), '*.patch')):
+            n = re.sub(r'^\d\d-', '', os.path.basename(p)[:-6])
+            m = re.search(r'^Arches: (.*)$', open(p).read(), re.M)
+            patches[n] = m.group(1) if m else ''
+        results = {(r['arch'], r['name']): (
+            any(not t.split(':', 1)[1].startswith('(') for t in r['ours']),
+            r['ours']) for r in rows
+            if r['progs'] is not None and r['name'] != 'pristine'}
+        table = history(hist, ['x86_64', 'arm64'], results, patches)
+        with open(os.path.join(out, 'history.md'), 'w') as f:
+            f.write('\n'.join(table) + '\n')
+        print('history (%s):' % hist)
+        print('\n'.join(table))
+        parts = open(hist).read().split(MARK)
+        if len(parts) != 3 or parts[1].strip() != '\n'.join(table):
+            ok_all = False
+            print('HISTORY.md: its table differs from this run: put %s '
+                  'between its two markers' % os.path.join(out, 'history.md'))
     print('matrix: %s' % ('PASS' if ok_all else 'FAIL'))
 
     with open(os.path.join(out, 'expected'), 'w') as f:

@@ -530,52 +530,6 @@ TEST(data_tail_is_honoured)
 }
 
 /*
- * uapi time_enabled: the time the event was enabled, for a task's event
- * the time its task ran: no less than the task's CPU time over the same
- * span, however often an ioctl of another event reschedules its context.
- */
-TEST(time_enabled_keeps_pace_with_cpu_time)
-{
-	struct perf_event_attr a = {
-		.size = sizeof(a),
-		.type = PERF_TYPE_SOFTWARE,
-		.config = PERF_COUNT_SW_TASK_CLOCK,
-		.read_format = TIMES,
-		.exclude_kernel = 1,
-		.exclude_hv = 1,
-	};
-	struct timespec t0, t1;
-	uint64_t v[3], enabled, cpu;
-	int fd, other, i;
-
-	fd = up_perf_event_open(&a, 0, -1, -1, 0);
-	if (fd < 0 && up_refused(errno))
-		SKIP(return, UP_NEED_TASK);
-	ASSERT_LE(0, fd) TH_LOG("task-clock: %m");
-	a.config = PERF_COUNT_SW_DUMMY;
-	a.disabled = 1;
-	other = up_perf_event_open(&a, 0, -1, -1, 0);
-	ASSERT_LE(0, other) TH_LOG("dummy: %m");
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
-	ASSERT_EQ((ssize_t)sizeof(v), read(fd, v, sizeof(v)));
-	enabled = v[1];
-	for (i = 0; i < 2000; i++) {
-		ioctl(other, PERF_EVENT_IOC_ENABLE, 0);
-		ioctl(other, PERF_EVENT_IOC_DISABLE, 0);
-	}
-	ASSERT_EQ((ssize_t)sizeof(v), read(fd, v, sizeof(v)));
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
-	enabled = v[1] - enabled;
-	cpu = (t1.tv_sec - t0.tv_sec) * 1000000000ULL + t1.tv_nsec - t0.tv_nsec;
-	/* a tenth and a millisecond for the two clocks' own accounting */
-	EXPECT_LE(cpu, enabled + enabled / 10 + 1000000)
-	TH_LOG("time_enabled %llu ns, CPU time %llu ns",
-	       (unsigned long long)enabled, (unsigned long long)cpu);
-	close(other);
-	close(fd);
-}
-
-/*
  * uapi PERF_EVENT_IOC_PAUSE_OUTPUT, as perf record --overwrite uses it
  * around each read (tools/perf/util/evlist.c): a paused buffer takes no
  * record; what it dropped comes as a PERF_RECORD_LOST once resumed.

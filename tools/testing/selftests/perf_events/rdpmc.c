@@ -231,6 +231,9 @@ static unsigned int bracket(struct __test_metadata *_metadata, struct ev *e,
 		ret = up_self_read(e->pg, &s);
 		ASSERT_TRUE(rd(e->fd, &r1));
 		ASSERT_NE(-EAGAIN, ret) TH_LOG("lock never held still");
+		/* counted from 0 at open: 2^48 cycles is a day at 3 GHz */
+		ASSERT_GT(1ULL << 48, r1.value)
+		TH_LOG("read() %llu", (unsigned long long)r1.value);
 		if (ret)
 			continue;
 		direct++;
@@ -444,6 +447,7 @@ TEST_F(agree, no_counter_leak)
 	if (!child) {
 		struct ev ce[MAX_EVENTS];
 
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* gone with the test */
 		/* a group: as many as there are counters, each on one */
 		hw_attr(&a, PERF_COUNT_HW_INSTRUCTIONS, false, MARK_PERIOD);
 		for (n = 0; n < MAX_EVENTS; n++)
