@@ -93,7 +93,7 @@ def history(path, arches, results, patches):
     its '- Model:' mutant's verdict on each arch (results[(arch, name)] =
     (killed, failed tests)), or the model's 'none:' reason."""
     rows = ['| fix | commit | what broke | mutant | %s |' % ' | '.join(arches),
-            '|---|---|---|---|%s' % '---|' * len(arches)]
+            '|---|---|---|---|%s' % ('---|' * len(arches))]
     parts = open(path).read().split(MARK)
     text = parts[0] + (parts[2] if len(parts) == 3 else '')
     for sec in re.split(r'^### ', text, flags=re.M)[1:]:
@@ -108,20 +108,20 @@ def history(path, arches, results, patches):
         cells = []
         for a in arches:
             if model.startswith('none') or not name:
-                cells.append('no model')
+                cells.append('no model (%s)' % head[0])
             elif a not in patches.get(name.group(1), ''):
-                cells.append('not booted (%s)' %
+                cells.append('not booted (Arches: %s)' %
                              patches.get(name.group(1), 'no patch'))
             elif (a, name.group(1)) not in results:
                 cells.append('not run')
             else:
                 ok, tests = results[(a, name.group(1))]
-                cells.append('killed: ' + squeeze(tests, 90) if ok
+                cells.append('killed: ' + squeeze(tests, 400) if ok
                              else 'SURVIVED')
         rows.append('| %s | %s | %s | %s | %s |' % (
             head[0], head[1], head[2].replace('|', '/'),
             name.group(1) if name and not model.startswith('none') else
-            model.split(':', 1)[-1].strip().split('.')[0],
+            'none',
             ' | '.join(cells)))
     return rows
 

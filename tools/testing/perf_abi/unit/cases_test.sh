@@ -35,8 +35,8 @@ for name, body in cases:
         bad.append('%s: name longer than 60 characters' % name)
     if redirect and 'R_AGAIN' in words:
         bad.append('%s: munmap detaches the redirected event' % name)
-    if 'A_INHERIT' in words and 'A_PER_CPU' not in words:
-        bad.append('%s: inherit per task (perf_mmap() EINVAL)' % name)
+    if 'A_INHERIT' in words and not words & {'A_PER_CPU', 'A_ON_CPU'}:
+        bad.append('%s: inherit on every cpu (perf_mmap() EINVAL)' % name)
     if 'A_INHERIT' in words and 'S_REFRESH' in words:
         bad.append('%s: inherit with REFRESH (EINVAL)' % name)
     if 'O_SIBLING' in words and words & {'A_PINNED', 'A_EXCLUSIVE'}:
@@ -73,13 +73,13 @@ rc=$?
 sed '/^$/d; s/^/# /' "$tmp/out"
 res $rc "page_cases.h keeps every rule"
 
-# A table broken twice: a redirected event mapped again, inherit per task.
+# A table broken twice: a redirected event mapped again, inherit on every cpu.
 sed -e '0,/\.origin = O_SET_OUTPUT/s//.origin = O_SET_OUTPUT, .remap = R_AGAIN/' \
     -e '0,/A_PER_CPU | A_INHERIT/s//A_INHERIT/' \
 	"$suite/page_cases.h" > "$tmp/bad.h"
 python3 "$tmp/rules.py" "$tmp/bad.h" "$suite/mmap_page.c" > "$tmp/out"
-grep -q 'munmap detaches' "$tmp/out" && grep -q 'inherit per task' "$tmp/out"
-res $? "a redirected case mapped again, and inherit per task, are caught"
+grep -q 'munmap detaches' "$tmp/out" && grep -q 'inherit on every cpu' "$tmp/out"
+res $? "a redirected case mapped again, and inherit on every cpu, are caught"
 
 # A table that lost its only write_backward cases.
 sed 's/A_BACKWARD | //; s/\.flags = A_BACKWARD,//' "$suite/page_cases.h" > "$tmp/bad.h"
