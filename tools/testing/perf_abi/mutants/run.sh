@@ -116,9 +116,11 @@ boot() {	# ARCH NAME IMAGE SUITE KEY
 	fi
 	mkdir -p "$d"
 	t0=$(date +%s)
+	# The runner takes only an empty or own --output: its log goes in after.
 	"$runner" --kernel "$3" --arch "$1" "${app[@]}" --label "$1-$2" \
-		--output "$d" --suite "$4" > "$d/run.log" 2>&1
+		--output "$d" --suite "$4" > "$d.log" 2>&1
 	echo "$? $(( $(date +%s) - t0 ))" > "$d/rc"
+	mv "$d.log" "$d/run.log"
 	echo "$c" > "$d/cache-to"
 	echo "  $1 $2: rc $(cut -d' ' -f1 "$d/rc"), $(cut -d' ' -f2 "$d/rc")s" >&2
 }
