@@ -105,23 +105,23 @@ def history(path, arches, results, patches):
         model = re.search(r'^- Model: (.*(?:\n  .*)*)', sec, re.M)
         model = ' '.join(model.group(1).split()) if model else 'none: -'
         name = re.match(r'`([a-z0-9-]+)`', model)
+        mutant = None if model.startswith('none') or not name else \
+            name.group(1)
         cells = []
         for a in arches:
-            if model.startswith('none') or not name:
+            if not mutant:
                 cells.append('no model (%s)' % head[0])
-            elif a not in patches.get(name.group(1), ''):
+            elif a not in patches.get(mutant, ''):
                 cells.append('not booted (Arches: %s)' %
-                             patches.get(name.group(1), 'no patch'))
-            elif (a, name.group(1)) not in results:
+                             patches.get(mutant, 'no patch'))
+            elif (a, mutant) not in results:
                 cells.append('not run')
             else:
-                ok, tests = results[(a, name.group(1))]
+                ok, tests = results[(a, mutant)]
                 cells.append('killed: ' + squeeze(tests, 400) if ok
                              else 'SURVIVED')
         rows.append('| %s | %s | %s | %s | %s |' % (
-            head[0], head[1], head[2].replace('|', '/'),
-            name.group(1) if name and not model.startswith('none') else
-            'none',
+            head[0], head[1], head[2].replace('|', '/'), mutant or 'none',
             ' | '.join(cells)))
     return rows
 
@@ -179,6 +179,7 @@ def main(argv):
             else:
                 ok = any(not t.split(':', 1)[1].startswith('(')
                          for t in r['ours'])
+                r['killed'] = ok
                 verdict = 'killed' if ok else 'SURVIVED'
                 detail = squeeze(r['ours'], 62) if r['ours'] else '-'
                 upd = squeeze(up_new, 40) if up_new else '-'
@@ -226,10 +227,8 @@ def main(argv):
             n = re.sub(r'^\d\d-', '', os.path.basename(p)[:-6])
             m = re.search(r'^Arches: (.*)$', open(p).read(), re.M)
             patches[n] = m.group(1) if m else ''
-        results = {(r['arch'], r['name']): (
-            any(not t.split(':', 1)[1].startswith('(') for t in r['ours']),
-            r['ours']) for r in rows
-            if r['progs'] is not None and r['name'] != 'pristine'}
+        results = {(r['arch'], r['name']): (r['killed'], r['ours'])
+                   for r in rows if 'killed' in r}
         table = history(hist, ['x86_64', 'arm64'], results, patches)
         with open(os.path.join(out, 'history.md'), 'w') as f:
             f.write('\n'.join(table) + '\n')

@@ -185,7 +185,6 @@ static int open_case(struct perf_event_attr *a, const FIXTURE_VARIANT(page) * v,
 static const char *case_needs(const FIXTURE_VARIANT(page) * v)
 {
 	bool cpu = v->flags & A_PER_CPU;
-
 	bool hw = v->kind == K_CYCLES || v->kind == K_INSTRUCTIONS;
 
 	if (v->flags & A_KERNEL)
