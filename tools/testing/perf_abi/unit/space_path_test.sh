@@ -69,9 +69,9 @@ make -C "$dst" --no-print-directory build KSRC="$ksrc" >"$tmp/log" 2>&1 &&
 	[ -L "$dst/build" ] && [ -x "$dst/build/host-ksft-ksrc/mmap_page" ]
 check "make build (the tree in the cache, build/ links to it)" "$tmp/log"
 
-(cd "$dst" && KSRC="$ksrc" ./run_tests.sh -t mmap_page:global.data_head_counts_records \
+(cd "$dst" && KSRC="$ksrc" ./run_tests.sh -t mmap_page:sideband.data_head_counts_records \
 	-o "$dst/out dir") >"$tmp/log" 2>&1 &&
-	grep -q '^# ok 1 global.data_head_counts_records' "$dst/out dir/host.ktap"
+	grep -q '^# ok 1 sideband.data_head_counts_records' "$dst/out dir/host.ktap"
 check "./run_tests.sh -t ... -o 'out dir'" "$tmp/log"
 
 make -C "$dst" --no-print-directory clean >"$tmp/log" 2>&1 &&

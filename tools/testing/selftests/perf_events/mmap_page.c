@@ -359,20 +359,25 @@ FIXTURE_TEARDOWN(page)
 		close(self->partner);
 }
 
-/* uapi: cap_bit0 "Always 0", cap_bit0_is_deprecated "Always 1" */
-TEST_F(page, capabilities)
+/*
+ * The page of every case: the capability bits (uapi: cap_bit0 "Always 0",
+ * cap_bit0_is_deprecated "Always 1"); size is a layout's, nothing past
+ * it, the data area as mapped; index, the times and their conversion, and
+ * lock, which moves whenever they do.  The times are held to a later
+ * read() only where the page is this event's alone and read() gives its
+ * own times (a group read gives the leader's).
+ */
+TEST_F(page, abi)
 {
+	bool bounded = !(variant->flags & (A_READ_ONLY | A_BACKWARD));
+	bool own_times = self->map_fd == self->fd &&
+			 (variant->read_format & TIMES) == TIMES &&
+			 !(variant->origin == O_SIBLING &&
+			   variant->read_format & PERF_FORMAT_GROUP);
+	uint64_t v[8] = { 0 };
 	struct up_msg m;
 
 	EXPECT_TRUE(up_check_caps(self->after, &m)) TH_LOG("%s", m.s);
-}
-
-/* size is a layout's, nothing past it, the data area as mapped */
-TEST_F(page, layout)
-{
-	bool bounded = !(variant->flags & (A_READ_ONLY | A_BACKWARD));
-	struct up_msg m;
-
 	EXPECT_TRUE(up_check_size(self->after, &m)) TH_LOG("%s", m.s);
 	EXPECT_TRUE(up_check_reserved(self->after, &m)) TH_LOG("%s", m.s);
 	EXPECT_TRUE(up_check_data_area(self->after, getpagesize(),
@@ -380,23 +385,6 @@ TEST_F(page, layout)
 	TH_LOG("%s", m.s);
 	EXPECT_TRUE(up_check_data_ptrs(self->after, bounded, &m))
 	TH_LOG("%s", m.s);
-}
-
-/*
- * index, the times and their conversion, and lock, which moves whenever
- * they do.  The times are held to a later read() only where the page is
- * this event's alone and read() gives its own times (a group read gives
- * the leader's).
- */
-TEST_F(page, counter_fields)
-{
-	bool shared = self->map_fd != self->fd;
-	bool own_times = !shared && (variant->read_format & TIMES) == TIMES &&
-			 !(variant->origin == O_SIBLING &&
-			   variant->read_format & PERF_FORMAT_GROUP);
-	uint64_t v[8] = { 0 };
-	struct up_msg m;
-
 	if (own_times)
 		ASSERT_LT(0, read(self->fd, v, sizeof(v))) TH_LOG("read: %m");
 	/* v: value or nr, then time_enabled, time_running */
@@ -416,7 +404,15 @@ TEST_F(page, counter_fields)
 #define REC_COMM (8 + 8 + 8) /* hdr, pid/tid, a name of up to 7 bytes */
 #define REC_FORK (8 + 16 + 8) /* hdr, pid/ppid/tid/ptid, time */
 
-static int open_sideband(int data_pages, void **base, size_t *len)
+/* A dummy event that records them, and its buffer of one data page. */
+FIXTURE(sideband)
+{
+	int fd;
+	void *base;
+	size_t len;
+};
+
+FIXTURE_SETUP(sideband)
 {
 	struct perf_event_attr a = {
 		.size = sizeof(a),
@@ -429,62 +425,68 @@ static int open_sideband(int data_pages, void **base, size_t *len)
 		.exclude_kernel = 1,
 		.exclude_hv = 1,
 	};
-	int fd = up_perf_event_open(&a, 0, -1, -1, 0);
 
-	if (fd < 0)
-		return -errno;
-	*len = (1 + data_pages) * getpagesize();
-	*base = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (*base == MAP_FAILED) {
-		close(fd);
-		return -EIO;
-	}
-	return fd;
+	self->base = MAP_FAILED;
+	self->fd = up_perf_event_open(&a, 0, -1, -1, 0);
+	if (self->fd < 0 && up_refused(errno))
+		SKIP(return, UP_NEED_TASK);
+	ASSERT_LE(0, self->fd) TH_LOG("dummy event: %m");
+	self->len = 2 * getpagesize();
+	self->base = mmap(NULL, self->len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			  self->fd, 0);
+	ASSERT_NE(MAP_FAILED, self->base) TH_LOG("mmap: %m");
+}
+
+FIXTURE_TEARDOWN(sideband)
+{
+	if (self->base != MAP_FAILED)
+		munmap(self->base, self->len);
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+/* A reader's step: everything up to data_head is read; its new head. */
+static uint64_t consume(void *base)
+{
+	uint64_t head = up_data_head(base);
+
+	__atomic_store_n((uint64_t *)((char *)base + UP_DATA_TAIL), head,
+			 __ATOMIC_RELEASE);
+	return head;
 }
 
 /* uapi: data_head, "head in the data section", the u64 at byte 1024 */
-TEST(data_head_counts_records)
+TEST_F(sideband, data_head_counts_records)
 {
 	unsigned int types[PERF_RECORD_MAX] = { 0 };
 	uint64_t before;
 	struct up_msg m;
-	size_t len;
-	void *base, *p;
+	void *p;
 	pid_t pid;
-	int fd;
 
-	fd = open_sideband(8, &base, &len);
-	if (fd < 0 && up_refused(-fd))
-		SKIP(return, UP_NEED_TASK);
-	ASSERT_LE(0, fd) TH_LOG("dummy event: %s", strerror(-fd));
-	/* consume what is there, as a reader does */
-	before = up_data_head(base);
-	__atomic_store_n((uint64_t *)((char *)base + UP_DATA_TAIL), before,
-			 __ATOMIC_RELEASE);
+	before = consume(self->base);
 	/* one record at a time: data_head never steps back */
 	p = mmap(NULL, getpagesize(), PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS,
 		 -1, 0);
-	EXPECT_TRUE(up_check_head_grew(base, before, REC_MMAP_ANON, &m))
+	EXPECT_TRUE(up_check_head_grew(self->base, before, REC_MMAP_ANON, &m))
 	TH_LOG("%s", m.s);
-	before = up_data_head(base);
+	before = up_data_head(self->base);
 	prctl(PR_SET_NAME, "pabi");
-	EXPECT_TRUE(up_check_head_grew(base, before, REC_COMM, &m))
+	EXPECT_TRUE(up_check_head_grew(self->base, before, REC_COMM, &m))
 	TH_LOG("%s", m.s);
-	before = up_data_head(base);
+	before = up_data_head(self->base);
 	pid = fork();
 	if (!pid)
 		_exit(0);
 	waitpid(pid, NULL, 0);
-	EXPECT_TRUE(up_check_head_grew(base, before, REC_FORK, &m))
+	EXPECT_TRUE(up_check_head_grew(self->base, before, REC_FORK, &m))
 	TH_LOG("%s", m.s);
-	EXPECT_TRUE(up_check_records(base, types, PERF_RECORD_MAX, &m))
+	EXPECT_TRUE(up_check_records(self->base, types, PERF_RECORD_MAX, &m))
 	TH_LOG("%s", m.s);
 	EXPECT_EQ(1U, types[PERF_RECORD_MMAP]);
 	EXPECT_EQ(1U, types[PERF_RECORD_COMM]);
 	EXPECT_EQ(1U, types[PERF_RECORD_FORK]);
 	munmap(p, getpagesize());
-	munmap(base, len);
-	close(fd);
 }
 
 /*
@@ -492,40 +494,30 @@ TEST(data_head_counts_records)
  * written by userspace ... the kernel will not over-write unread data";
  * what it drops, it reports in a PERF_RECORD_LOST.
  */
-TEST(data_tail_is_honoured)
+TEST_F(sideband, data_tail_is_honoured)
 {
 	unsigned int types[PERF_RECORD_MAX] = { 0 };
 	uint64_t head, size, i;
 	struct up_msg m;
-	size_t len;
-	void *base;
-	int fd;
 
-	fd = open_sideband(1, &base, &len);
-	if (fd < 0 && up_refused(-fd))
-		SKIP(return, UP_NEED_TASK);
-	ASSERT_LE(0, fd) TH_LOG("dummy event: %s", strerror(-fd));
-	size = up_u64(base, UP_DATA_SIZE);
+	size = up_u64(self->base, UP_DATA_SIZE);
 	/* twice what the data area holds, none consumed */
 	for (i = 0; i < 2 * (size / REC_COMM + 1); i++)
 		prctl(PR_SET_NAME, i % 2 ? "pabi1" : "pabi2");
-	head = up_data_head(base);
+	head = up_data_head(self->base);
 	ASSERT_LE(head, size)
 	TH_LOG("data_tail 0, data_head %llu", (unsigned long long)head);
-	ASSERT_TRUE(up_check_records(base, types, PERF_RECORD_MAX, &m))
+	ASSERT_TRUE(up_check_records(self->base, types, PERF_RECORD_MAX, &m))
 	TH_LOG("%s", m.s);
 	EXPECT_EQ(0U, types[PERF_RECORD_LOST]);
-	/* consume everything: the next record comes after a LOST one */
-	__atomic_store_n((uint64_t *)((char *)base + UP_DATA_TAIL), head,
-			 __ATOMIC_RELEASE);
+	/* the next record comes after a LOST one */
+	consume(self->base);
 	prctl(PR_SET_NAME, "pabi3");
 	memset(types, 0, sizeof(types));
-	ASSERT_TRUE(up_check_records(base, types, PERF_RECORD_MAX, &m))
+	ASSERT_TRUE(up_check_records(self->base, types, PERF_RECORD_MAX, &m))
 	TH_LOG("%s", m.s);
 	EXPECT_EQ(1U, types[PERF_RECORD_LOST]);
 	EXPECT_EQ(1U, types[PERF_RECORD_COMM]);
-	munmap(base, len);
-	close(fd);
 }
 
 /*
@@ -533,34 +525,23 @@ TEST(data_tail_is_honoured)
  * around each read (tools/perf/util/evlist.c): a paused buffer takes no
  * record; what it dropped comes as a PERF_RECORD_LOST once resumed.
  */
-TEST(paused_output_holds_data_head)
+TEST_F(sideband, paused_output_holds_data_head)
 {
 	unsigned int types[PERF_RECORD_MAX] = { 0 };
 	uint64_t head;
 	struct up_msg m;
-	size_t len;
-	void *base;
-	int fd;
 
-	fd = open_sideband(1, &base, &len);
-	if (fd < 0 && up_refused(-fd))
-		SKIP(return, UP_NEED_TASK);
-	ASSERT_LE(0, fd) TH_LOG("dummy event: %s", strerror(-fd));
-	head = up_data_head(base);
-	__atomic_store_n((uint64_t *)((char *)base + UP_DATA_TAIL), head,
-			 __ATOMIC_RELEASE);
-	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 1))
+	head = consume(self->base);
+	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 1))
 	TH_LOG("PAUSE_OUTPUT: %m");
 	prctl(PR_SET_NAME, "pabi1");
-	EXPECT_EQ(head, up_data_head(base));
-	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 0));
+	EXPECT_EQ(head, up_data_head(self->base));
+	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 0));
 	prctl(PR_SET_NAME, "pabi2");
-	ASSERT_TRUE(up_check_records(base, types, PERF_RECORD_MAX, &m))
+	ASSERT_TRUE(up_check_records(self->base, types, PERF_RECORD_MAX, &m))
 	TH_LOG("%s", m.s);
 	EXPECT_EQ(1U, types[PERF_RECORD_LOST]);
 	EXPECT_EQ(1U, types[PERF_RECORD_COMM]);
-	munmap(base, len);
-	close(fd);
 }
 
 TEST_HARNESS_MAIN
