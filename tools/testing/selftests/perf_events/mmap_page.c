@@ -141,7 +141,10 @@ static int case_attr(const FIXTURE_VARIANT(page) * v, struct perf_event_attr *a)
 	a->exclude_kernel = !(v->flags & A_KERNEL);
 	a->exclude_hv = !(v->flags & A_KERNEL);
 	a->freq = !!(v->flags & A_FREQ);
-	a->sample_period = a->freq ? 4000 : 1000000; /* sample_freq when freq */
+	if (a->freq)
+		a->sample_freq = 4000;
+	else
+		a->sample_period = 1000000;
 	a->sample_type = v->sample_type ? v->sample_type : PERF_SAMPLE_IP;
 	a->read_format = v->read_format;
 	a->enable_on_exec = !!(v->flags & A_EOE);
