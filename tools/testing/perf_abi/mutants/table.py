@@ -9,8 +9,9 @@ wrote (*.ktap) and rc ("<exit code> <seconds>").  Results are parsed with
 the project's one KTAP parser (lib/ktap.py parse()).  Programs named in
 OUR PROGRAMS are this suite; the others are the reference suite (the
 kernel's own perf_events selftests).  Exit 0 only when every pristine run
-passed all our tests, every mutant is killed by a named test of ours and
-every run ended with a verdict.  With HISTORY.md (every mutant run on
+passed all our tests, every mutant is killed by a named test of ours,
+every run ended with a verdict and none left perf_user_access on (KNOB-ON:
+the guests boot with the kernel's 0, and the suite must put it back).  With HISTORY.md (every mutant run on
 both arches), it also prints the history table (one row per fix there:
 its mutant's verdict per arch) and fails when the table in HISTORY.md,
 between its two HISTORY_TABLE markers, says otherwise.
