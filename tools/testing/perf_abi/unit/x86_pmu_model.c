@@ -17,7 +17,7 @@
  * overflow moves the page's offset under the page's lock.  The state is
  * shared by every process of the program (the harness forks each test);
  * the current task is the caller: a counter it has no event on reads 0, as
- * x86_pmu_clear_dirty_counters() leaves it, or with "leak" what another
+ * perf_clear_dirty_counters() leaves it, or with "leak" what another
  * task's event left there.
  */
 #define _GNU_SOURCE
