@@ -5,16 +5,19 @@
  * and linked with --wrap=syscall,mmap,munmap,read,close: perf_event_open()
  * and its fds come here, everything else goes on to libc.
  *
- * X86_PMU_MODEL="N,F[,leak]": general counters at rdpmc index 0..N-1, fixed
- * ones at 1 << 30 | k, k < F (0 counts instructions, 1 cycles).  rdpmc of
- * any other index, or while the knob RDPMC_KNOB reads 0, raises SIGSEGV as
- * the kernel does for the #GP.  Hardware cycles and instructions of the
- * calling task only (ENOENT for anything else); a group that does not fit
- * on the counters at once is refused with EINVAL (validate_group()); an
- * event that does not fit beside the task's others stays on no counter
- * (index 0; no rotation).  Every call into the model ticks a clock; a
- * counter counts STEP a tick from 0, or from 2^48 - sample_period, and its
- * overflow moves the page's offset under the page's lock.  The state is
+ * X86_PMU_MODEL="N,F[,wd][,leak]": general counters at rdpmc index 0..N-1,
+ * fixed ones at 1 << 30 | k, k < F (0 counts instructions, 1 cycles); "wd":
+ * the NMI watchdog's pinned cycles event holds fixed 1, or general 0.
+ * rdpmc of any other index, or while the knob RDPMC_KNOB reads 0, raises
+ * SIGSEGV as the kernel does for the #GP.  Hardware cycles and instructions
+ * of the calling task only (ENOENT for anything else); a group that does
+ * not fit on the counters at once is refused with EINVAL (validate_group()).
+ * After each open and close the task's groups take counters in order, each
+ * all or nothing: one that does not fit beside the watchdog and the groups
+ * before it is on no counter (index 0) until it does (no rotation).  Every
+ * call into the model ticks a clock; a counter counts STEP a tick from 0,
+ * or from 2^48 - sample_period, and its overflow moves the page's offset
+ * under the page's lock.  The state is
  * shared by every process of the program (the harness forks each test);
  * the current task is the caller: a counter it has no event on reads 0, as
  * perf_clear_dirty_counters() leaves it, or with "leak" what another
@@ -56,13 +59,14 @@ struct event {
 	uint32_t counter; /* rdpmc index, or NONE */
 	uint64_t read_format, period;
 	uint64_t born, start; /* ticks at open and at the counter's start */
-	uint64_t count; /* at start */
+	uint64_t count, ran; /* count and time running at start */
 };
 
 static struct model {
 	union page page[EVENTS]; /* first: page aligned */
 	struct event ev[EVENTS];
 	unsigned int n, f;
+	uint32_t wd; /* the watchdog's counter, or NONE */
 	bool leak;
 	int lock;
 	uint64_t now;
@@ -123,6 +127,11 @@ static uint64_t count_of(const struct event *e)
 	return e->count + (e->counter == NONE ? 0 : (m->now - e->start) * STEP);
 }
 
+static uint64_t running(const struct event *e)
+{
+	return e->ran + (e->counter == NONE ? 0 : m->now - e->start);
+}
+
 static uint64_t pmc_of(const struct event *e)
 {
 	return (-e->period + (m->now - e->start) * STEP) & MASK;
@@ -139,7 +148,7 @@ static void publish(struct event *e)
 	pc->index = on && user ? e->counter + 1 : 0;
 	pc->offset = e->count + (on ? e->period : 0);
 	pc->time_enabled = m->now - e->born;
-	pc->time_running = on ? m->now - e->born : 0;
+	pc->time_running = running(e);
 	pc->capabilities = 0;
 	pc->cap_bit0_is_deprecated = 1;
 	pc->cap_user_rdpmc = user;
@@ -188,6 +197,39 @@ static uint64_t bit(uint32_t counter)
 	return 1ULL << (counter & FIXED ? 32 + (counter & ~FIXED) : counter);
 }
 
+/* A new counter for e (or none), its count and times carried over. */
+static void move(struct event *e, uint32_t counter)
+{
+	if (e->counter == counter)
+		return;
+	e->count = count_of(e);
+	e->ran = running(e);
+	e->start = m->now;
+	e->counter = counter;
+	publish(e);
+}
+
+/* The task's groups onto the counters in order, each all or nothing. */
+static void schedule(pid_t pid)
+{
+	uint64_t taken = m->wd == NONE ? 0 : bit(m->wd), t;
+	struct event *l, *e;
+	bool fits;
+
+	for (l = m->ev; l < m->ev + EVENTS; l++) {
+		if (l->pid != pid || l->leader != l - m->ev)
+			continue;
+		t = taken;
+		fits = true;
+		for (e = m->ev; e < m->ev + EVENTS; e++)
+			if (e->pid == pid && e->leader == l - m->ev)
+				fits &= take(&t, e->cycles) != NONE;
+		for (e = m->ev; e < m->ev + EVENTS; e++)
+			if (e->pid == pid && e->leader == l - m->ev)
+				move(e, fits ? take(&taken, e->cycles) : NONE);
+	}
+}
+
 static struct event *find(int fd)
 {
 	struct event *e;
@@ -202,7 +244,7 @@ static int open_event(const struct perf_event_attr *a, pid_t pid, int cpu,
 		      int group, unsigned long flags)
 {
 	struct event *e, *l = NULL, *slot = NULL;
-	uint64_t taken = 0, pmu = 0;
+	uint64_t taken = 0;
 	pid_t me = getpid();
 
 	if (a->type != PERF_TYPE_HARDWARE ||
@@ -222,8 +264,6 @@ static int open_event(const struct perf_event_attr *a, pid_t pid, int cpu,
 			e->pid = 0; /* its task is gone */
 		if (!e->pid && !slot)
 			slot = e;
-		if (e->pid == me && e->counter != NONE)
-			pmu |= bit(e->counter);
 		if (l && e->pid == me && e->leader == l - m->ev &&
 		    take(&taken, e->cycles) == NONE)
 			return -EINVAL;
@@ -245,8 +285,9 @@ static int open_event(const struct perf_event_attr *a, pid_t pid, int cpu,
 	e->period = a->sample_period;
 	e->born = m->now;
 	e->start = m->now;
-	e->counter = l && l->counter == NONE ? NONE : take(&pmu, e->cycles);
+	e->counter = NONE;
 	publish(e);
+	schedule(me);
 	return e->fd;
 }
 
@@ -254,17 +295,19 @@ static int open_event(const struct perf_event_attr *a, pid_t pid, int cpu,
 __attribute__((constructor(101))) static void model_init(void)
 {
 	const char *s = getenv("X86_PMU_MODEL");
-	char leak[8] = "";
+	int len = 0;
 
 	m = __real_mmap(NULL, sizeof(*m), PROT_READ | PROT_WRITE,
 			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED || !s ||
-	    sscanf(s, "%u,%u,%7s", &m->n, &m->f, leak) < 2 || m->n > 32 ||
-	    m->f > 32 || (leak[0] && strcmp(leak, "leak"))) {
-		fprintf(stderr, "x86_pmu_model: X86_PMU_MODEL=N,F[,leak]\n");
+	    sscanf(s, "%u,%u%n", &m->n, &m->f, &len) < 2 || m->n > 32 ||
+	    m->f > 32) {
+		fprintf(stderr,
+			"x86_pmu_model: X86_PMU_MODEL=N,F[,wd][,leak]\n");
 		exit(2);
 	}
-	m->leak = leak[0];
+	m->wd = !strstr(s + len, ",wd") ? NONE : m->f > 1 ? FIXED | 1 : 0;
+	m->leak = strstr(s + len, ",leak");
 }
 
 long __wrap_syscall(long nr, ...)
@@ -328,7 +371,7 @@ ssize_t __wrap_read(int fd, void *buf, size_t len)
 		if (e->read_format & PERF_FORMAT_TOTAL_TIME_ENABLED)
 			v[n++] = m->now - e->born;
 		if (e->read_format & PERF_FORMAT_TOTAL_TIME_RUNNING)
-			v[n++] = e->counter == NONE ? 0 : m->now - e->born;
+			v[n++] = running(e);
 	}
 	unlock();
 	if (!e)
@@ -345,10 +388,18 @@ int __wrap_close(int fd)
 {
 	struct event *e;
 
+	struct event *s;
+
 	lock();
 	e = find(fd);
-	if (e)
+	if (e) {
+		tick();
 		e->pid = 0;
+		for (s = m->ev; s < m->ev + EVENTS; s++)
+			if (s->leader == e - m->ev)
+				s->leader = s - m->ev; /* a singleton now */
+		schedule(getpid());
+	}
 	unlock();
 	return __real_close(fd);
 }
@@ -364,7 +415,9 @@ uint64_t x86_pmu_model_counter(uint32_t idx)
 		gp = true;
 	lock();
 	tick();
-	for (e = m->ev; e < m->ev + EVENTS && !gp; e++)
+	if (idx == m->wd)
+		v = m->now * STEP & MASK; /* a CPU event's: never cleared */
+	for (e = m->ev; e < m->ev + EVENTS && !gp && idx != m->wd; e++)
 		if (e->pid && e->counter == idx &&
 		    (e->pid == getpid() || (m->leak && !v)))
 			v = pmc_of(e);

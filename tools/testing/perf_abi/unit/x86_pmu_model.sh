@@ -4,14 +4,15 @@
 # rdpmc.c linked with the x86 PMU model (x86_pmu_model.c), run once per
 # counter layout with the knob at 1, as KTAP:
 #   x86_pmu_model.sh PROG KNOB
-# N general counters with 3 fixed (Intel) or none (AMD): every test passes
-# or skips, agree.no_counter_leak passes.  With "leak" the model leaves
-# another task's counts in the counters: no_counter_leak must fail.
+# N general counters with 3 fixed (Intel) or none (AMD), and with the NMI
+# watchdog's pinned event (wd): every test passes or skips,
+# agree.no_counter_leak passes.  With "leak" the model leaves another
+# task's counts in the counters: no_counter_leak must fail.
 # Exit 1 when a layout does not.  Each run's log: KNOB.<layout>.log.
 set -u
 prog=${1:?usage: x86_pmu_model.sh PROG KNOB}
 knob=${2:?usage: x86_pmu_model.sh PROG KNOB}
-layouts="2,3 4,3 8,3 2,0 4,0 8,0 4,3,leak 4,0,leak"
+layouts="2,3 4,3 8,3 2,0 4,0 8,0 2,3,wd 4,0,wd 4,3,leak 4,0,leak"
 leak='^not ok [0-9]+ agree\.no_counter_leak$'
 pass='^ok [0-9]+ agree\.no_counter_leak$'
 n=0
