@@ -159,6 +159,16 @@ static void publish(struct event *e)
 	__atomic_store_n(&pc->lock, pc->lock + 1, __ATOMIC_RELAXED);
 }
 
+/* e's counter (re)started on counter, or stopped: NONE */
+static void restart(struct event *e, uint32_t counter)
+{
+	e->count = count_of(e);
+	e->ran = running(e);
+	e->start = m->now;
+	e->counter = counter;
+	publish(e);
+}
+
 /* A clock tick: the counters past their period overflow and restart. */
 static void tick(void)
 {
@@ -169,9 +179,7 @@ static void tick(void)
 		if (!e->pid || !e->period || e->counter == NONE ||
 		    (m->now - e->start) * STEP < e->period)
 			continue;
-		e->count = count_of(e);
-		e->start = m->now;
-		publish(e);
+		restart(e, e->counter);
 	}
 }
 
@@ -197,23 +205,12 @@ static uint64_t bit(uint32_t counter)
 	return 1ULL << (counter & FIXED ? 32 + (counter & ~FIXED) : counter);
 }
 
-/* A new counter for e (or none), its count and times carried over. */
-static void move(struct event *e, uint32_t counter)
-{
-	if (e->counter == counter)
-		return;
-	e->count = count_of(e);
-	e->ran = running(e);
-	e->start = m->now;
-	e->counter = counter;
-	publish(e);
-}
-
 /* The task's groups onto the counters in order, each all or nothing. */
 static void schedule(pid_t pid)
 {
 	uint64_t taken = m->wd == NONE ? 0 : bit(m->wd), t;
 	struct event *l, *e;
+	uint32_t c;
 	bool fits;
 
 	for (l = m->ev; l < m->ev + EVENTS; l++) {
@@ -224,9 +221,13 @@ static void schedule(pid_t pid)
 		for (e = m->ev; e < m->ev + EVENTS; e++)
 			if (e->pid == pid && e->leader == l - m->ev)
 				fits &= take(&t, e->cycles) != NONE;
-		for (e = m->ev; e < m->ev + EVENTS; e++)
-			if (e->pid == pid && e->leader == l - m->ev)
-				move(e, fits ? take(&taken, e->cycles) : NONE);
+		for (e = m->ev; e < m->ev + EVENTS; e++) {
+			if (e->pid != pid || e->leader != l - m->ev)
+				continue;
+			c = fits ? take(&taken, e->cycles) : NONE;
+			if (c != e->counter)
+				restart(e, c);
+		}
 	}
 }
 
