@@ -12,16 +12,17 @@
  * SIGSEGV as the kernel does for the #GP.  Hardware cycles and instructions
  * of the calling task only (ENOENT for anything else); a group that does
  * not fit on the counters at once is refused with EINVAL (validate_group()).
- * After each open and close the task's groups take counters in order, each
- * all or nothing: one that does not fit beside the watchdog and the groups
- * before it is on no counter (index 0) until it does (no rotation).  Every
- * call into the model ticks a clock; a counter counts STEP a tick from 0,
- * or from 2^48 - sample_period, and its overflow moves the page's offset
- * under the page's lock.  The state is
- * shared by every process of the program (the harness forks each test);
- * the current task is the caller: a counter it has no event on reads 0, as
- * perf_clear_dirty_counters() leaves it, or with "leak" what another
- * task's event left there.
+ * At each open, and every MUX_MS for a group left off (the multiplexing
+ * timer, a process of the model's), the task's groups take counters in
+ * order, each all or nothing: one that does not fit beside the watchdog and
+ * the groups before it is on no counter (index 0).  A close reschedules
+ * nothing, as in the kernel; the order never rotates.  Every call into the
+ * model ticks a clock; a counter counts STEP a tick from 0, or from 2^48 -
+ * sample_period, and its overflow moves the page's offset under the page's
+ * lock.  The state is shared by every process of the program (the harness
+ * forks each test); the current task is the caller: a counter it has no
+ * event on reads 0, as perf_clear_dirty_counters() leaves it, or with
+ * "leak" what another task's event left there.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -37,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -45,6 +47,7 @@
 #define NONE UINT32_MAX
 #define MASK ((1ULL << 48) - 1)
 #define STEP 997
+#define MUX_MS 4 /* 1000 / HZ */
 #define TIMES (PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING)
 
 union page {
@@ -292,6 +295,25 @@ static int open_event(const struct perf_event_attr *a, pid_t pid, int cpu,
 	return e->fd;
 }
 
+/* perf_mux_hrtimer_handler(): groups left off get another try */
+static void mux_timer(pid_t parent)
+{
+	struct event *e;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	while (getppid() == parent) {
+		usleep(MUX_MS * 1000);
+		lock();
+		tick();
+		for (e = m->ev; e < m->ev + EVENTS; e++)
+			if (e->pid && e->leader == e - m->ev &&
+			    e->counter == NONE)
+				schedule(e->pid);
+		unlock();
+	}
+	_exit(0);
+}
+
 /* before the harness registers its tests, which maps memory */
 __attribute__((constructor(101))) static void model_init(void)
 {
@@ -309,6 +331,8 @@ __attribute__((constructor(101))) static void model_init(void)
 	}
 	m->wd = !strstr(s + len, ",wd") ? NONE : m->f > 1 ? FIXED | 1 : 0;
 	m->leak = strstr(s + len, ",leak");
+	if (!fork())
+		mux_timer(getppid());
 }
 
 long __wrap_syscall(long nr, ...)
@@ -399,7 +423,6 @@ int __wrap_close(int fd)
 		for (s = m->ev; s < m->ev + EVENTS; s++)
 			if (s->leader == e - m->ev)
 				s->leader = s - m->ev; /* a singleton now */
-		schedule(getpid());
 	}
 	unlock();
 	return __real_close(fd);

@@ -5,8 +5,8 @@
 # counter layout with the knob at 1, as KTAP:
 #   x86_pmu_model.sh PROG KNOB
 # N general counters with 3 fixed (Intel) or none (AMD), and with the NMI
-# watchdog's pinned event (wd): every test passes or skips,
-# agree.no_counter_leak passes.  With "leak" the model leaves another
+# watchdog's pinned event (wd): every test passes or skips, and
+# agree.every_counter and agree.no_counter_leak pass.  With "leak" the model leaves another
 # task's counts in the counters: no_counter_leak must fail.
 # Exit 1 when a layout does not.  Each run's log: KNOB.<layout>.log.
 set -u
@@ -14,7 +14,7 @@ prog=${1:?usage: x86_pmu_model.sh PROG KNOB}
 knob=${2:?usage: x86_pmu_model.sh PROG KNOB}
 layouts="2,3 4,3 8,3 2,0 4,0 8,0 2,3,wd 4,0,wd 4,3,leak 4,0,leak"
 leak='^not ok [0-9]+ agree\.no_counter_leak$'
-pass='^ok [0-9]+ agree\.no_counter_leak$'
+pass='^ok [0-9]+ agree\.(every_counter|no_counter_leak)$'
 n=0
 rc=0
 echo "TAP version 13"
@@ -32,7 +32,7 @@ for l in $layouts; do
 	case $l in
 	*leak) grep -Eq "$leak" "$log" &&
 		! grep -q 'terminated unexpectedly' "$log" && ok=ok ;;
-	*) [ $r = 0 ] && grep -Eq "$pass" "$log" && ok=ok ;;
+	*) [ $r = 0 ] && [ "$(grep -Ec "$pass" "$log")" = 2 ] && ok=ok ;;
 	esac
 	[ "$ok" = ok ] || rc=1
 	echo "$ok $n selftests: unit-x86model: X86_PMU_MODEL=$l (exit $r)"
