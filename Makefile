@@ -165,7 +165,8 @@ $(B)/unit/%: $(M)/unit/%.c $(SUITE)/user_page.h $(STAGE)/.staged
 check-unit: stage
 	@$(MAKE) --no-print-directory $(UNIT_BINS)
 	@mkdir -p "$(CHECK)"
-	@"$(M)/lib/ktap-run.sh" "$(CHECK)/unit.ktap" $(UNIT_BINS) $(UNIT_SH)
+	@KSFT_SELFTESTS="$(FWSEL)" "$(M)/lib/ktap-run.sh" "$(CHECK)/unit.ktap" \
+		$(UNIT_BINS) $(UNIT_SH)
 
 check-lint: stage
 	@mkdir -p "$(CHECK)"

@@ -288,31 +288,4 @@ TEST(user_time)
 	EXPECT_EQ(5000ULL + 0xfff0 + 0x20, c.enabled);
 }
 
-TEST(time_zero_conversion)
-{
-	page(0, 0, 0);
-	put64(UP_TIME_ZERO, 1000000000ULL);
-	put16(UP_TIME_SHIFT, 1);
-	put32(UP_TIME_MULT, 3); /* 1.5 ns per cycle */
-	EXPECT_EQ(1000000000ULL + 15, up_cyc_to_perf_time(pg.b, 10));
-	EXPECT_EQ(1000000000ULL + 16, up_cyc_to_perf_time(pg.b, 11));
-	/* a large count: quot * mult does not lose the high part */
-	put16(UP_TIME_SHIFT, 24);
-	put32(UP_TIME_MULT, 1 << 24);
-	EXPECT_EQ(1000000000ULL + (1ULL << 50),
-		  up_cyc_to_perf_time(pg.b, 1ULL << 50));
-}
-
-/* uapi: "count = quot * enabled + (rem * enabled) / running" */
-TEST(scaling)
-{
-	EXPECT_EQ(300ULL, up_scale(100, 3000, 1000));
-	EXPECT_EQ(100ULL, up_scale(100, 1000, 1000));
-	EXPECT_EQ(0ULL, up_scale(100, 1000, 0));
-	EXPECT_EQ(151ULL, up_scale(101, 3, 2));
-	/* no 64-bit overflow of count * enabled */
-	EXPECT_EQ((1ULL << 61) * 3,
-		  up_scale(1ULL << 61, 3ULL << 40, 1ULL << 40));
-}
-
 TEST_HARNESS_MAIN

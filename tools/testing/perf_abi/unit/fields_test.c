@@ -80,6 +80,14 @@ static void good(unsigned char *pg)
 		EXPECT_TRUE(call) TH_LOG("%s", m.s); \
 	} while (0)
 
+/* The oracle: uapi cap_user_time_zero, "timestamp = time_zero + quot * time_mult + ..." */
+static inline uint64_t up_cyc_to_perf_time(const void *pg, uint64_t cyc)
+{
+	return up_u64(pg, UP_TIME_ZERO) +
+	       up_cyc_to_ns(up_cyc_short(pg, cyc), up_u16(pg, UP_TIME_SHIFT),
+			    up_u32(pg, UP_TIME_MULT));
+}
+
 TEST(good_page_passes_every_field_check)
 {
 	unsigned char a[UP_HDR_LEN], b[UP_HDR_LEN];

@@ -382,14 +382,6 @@ static inline uint64_t up_cyc_short(const void *pg, uint64_t cyc)
 	return base + ((cyc - base) & up_u64(pg, UP_TIME_MASK));
 }
 
-/* uapi cap_user_time_zero: "timestamp = time_zero + quot * time_mult + ..." */
-static inline uint64_t up_cyc_to_perf_time(const void *pg, uint64_t cyc)
-{
-	return up_u64(pg, UP_TIME_ZERO) +
-	       up_cyc_to_ns(up_cyc_short(pg, cyc), up_u16(pg, UP_TIME_SHIFT),
-			    up_u32(pg, UP_TIME_MULT));
-}
-
 /*
  * uapi cap_user_time_zero, the way back: "time = timestamp - time_zero;
  * quot = time / time_mult; rem = time % time_mult; cyc = (quot <<
@@ -430,15 +422,6 @@ static inline bool up_check_stamp_cycles(const void *pg, uint64_t stamp,
 	return true;
 }
 
-/* uapi: "quot = count / running; rem = ...; count = quot * enabled + ..." */
-static inline uint64_t up_scale(uint64_t count, uint64_t enabled,
-				uint64_t running)
-{
-	if (!running || running == enabled)
-		return running ? count : 0;
-	return count / running * enabled + count % running * enabled / running;
-}
-
 /*
  * Counter and clock reads, one leaf per architecture:
  *   UP_HAVE_HW_READ   1 where up_hw_counter() reads a counter from user space
@@ -447,9 +430,7 @@ static inline uint64_t up_scale(uint64_t count, uint64_t enabled,
  *   up_hw_cycles()    the clock the page's time_* fields convert
  * Elsewhere the page's times are still read and the count comes from read().
  */
-#if defined(__x86_64__)
-#define UP_X86 1
-#elif defined(__i386__)
+#if defined(__x86_64__) || defined(__i386__)
 #define UP_X86 1
 #endif
 
@@ -507,61 +488,25 @@ static inline uint64_t up_hw_cycles(void)
 /*
  * Counter n is CSR 0xc00 + n (cycle, time, instret, hpmcounter3..31):
  * riscv_pmu_event_idx() publishes it as n + 1.  A CSR number is part of
- * the instruction, so one reader each.
+ * the instruction: a table of 32 "csrr; j" pairs, 8 bytes each, jumped
+ * into at n.
  */
-#define UP_CSR_READ(n)                                                    \
-	static inline uint64_t up_csr_##n(void)                           \
-	{                                                                 \
-		uint64_t v;                                               \
-		asm volatile("csrr %0, %1" : "=r"(v) : "i"(0xc00 + (n))); \
-		return v;                                                 \
-	}
-UP_CSR_READ(0)
-UP_CSR_READ(1)
-UP_CSR_READ(2)
-UP_CSR_READ(3)
-UP_CSR_READ(4)
-UP_CSR_READ(5)
-UP_CSR_READ(6)
-UP_CSR_READ(7)
-UP_CSR_READ(8)
-UP_CSR_READ(9)
-UP_CSR_READ(10)
-UP_CSR_READ(11)
-UP_CSR_READ(12)
-UP_CSR_READ(13)
-UP_CSR_READ(14)
-UP_CSR_READ(15)
-UP_CSR_READ(16)
-UP_CSR_READ(17)
-UP_CSR_READ(18)
-UP_CSR_READ(19)
-UP_CSR_READ(20)
-UP_CSR_READ(21)
-UP_CSR_READ(22)
-UP_CSR_READ(23)
-UP_CSR_READ(24)
-UP_CSR_READ(25)
-UP_CSR_READ(26)
-UP_CSR_READ(27)
-UP_CSR_READ(28)
-UP_CSR_READ(29)
-UP_CSR_READ(30)
-UP_CSR_READ(31)
-
 static inline uint64_t up_hw_counter(uint32_t n)
 {
-	static uint64_t (*const csr[])(void) = {
-		up_csr_0,  up_csr_1,  up_csr_2,	 up_csr_3,  up_csr_4,
-		up_csr_5,  up_csr_6,  up_csr_7,	 up_csr_8,  up_csr_9,
-		up_csr_10, up_csr_11, up_csr_12, up_csr_13, up_csr_14,
-		up_csr_15, up_csr_16, up_csr_17, up_csr_18, up_csr_19,
-		up_csr_20, up_csr_21, up_csr_22, up_csr_23, up_csr_24,
-		up_csr_25, up_csr_26, up_csr_27, up_csr_28, up_csr_29,
-		up_csr_30, up_csr_31,
-	};
+	uint64_t v = 0;
 
-	return n < 32 ? csr[n]() : 0;
+	if (n < 32)
+		asm volatile(".option push\n\t.option norvc\n\t"
+			     "lla t0, 1f\n\tslli t1, %1, 3\n\t"
+			     "add t0, t0, t1\n\tjr t0\n1:\n\t"
+			     ".set up_csr, 0xc00\n\t.rept 32\n\t"
+			     "csrr %0, up_csr\n\tj 2f\n\t"
+			     ".set up_csr, up_csr + 1\n\t.endr\n2:\n\t"
+			     ".option pop\n\t"
+			     : "=r"(v)
+			     : "r"((uint64_t)n)
+			     : "t0", "t1", "memory");
+	return v;
 }
 
 static inline uint64_t up_hw_cycles(void)
