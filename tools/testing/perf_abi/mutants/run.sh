@@ -104,10 +104,10 @@ done
 boot() {	# ARCH NAME IMAGE SUITE KEY
 	local d=$out/$1/$2 app=() t0 c=$cache/$1-$2-$5
 	[ "$2" = pristine ] || app=(--append "perf_abi_mutant=$2")
-	# The guest keeps the kernel's settings: ask for what the rdpmc
-	# mutants need (user reads on arm64) and for upstream's paranoid.
+	# The guest keeps the kernel's settings, as KernelCI does (arm64
+	# perf_user_access 0: the agree tests turn it on themselves), but
+	# for upstream's paranoid.
 	app+=(--sysctl kernel.perf_event_paranoid=2)
-	[ "$1" = arm64 ] && app+=(--sysctl kernel.perf_user_access=1)
 	if [ -z "$fresh" ] && [ -f "$c/rc" ]; then
 		mkdir -p "$out/$1"
 		cp -a "$c" "$d"

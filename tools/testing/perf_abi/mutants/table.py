@@ -45,6 +45,19 @@ def load(run_dir, parse):
     return rc, secs, programs
 
 
+def knob_left(run_dir):
+    """The line of the guest's log where the suite left perf_user_access
+    on (the guest boots with the kernel's 0), or None."""
+    for path in glob.glob(os.path.join(run_dir, '*.ktap')):
+        with open(path, errors='replace') as f:
+            for line in f:
+                if (line.startswith('# after the run: ') and
+                        'perf_user_access' in line and
+                        not line.rstrip().endswith(' = 0')):
+                    return line.strip()
+    return None
+
+
 def failures(programs, names, mine):
     """Failed tests ("prog:test") of our programs (mine) or the others;
     a program that failed with no failing test counts as "prog:(exit)"."""
@@ -189,6 +202,9 @@ def main(argv):
                 up_kills.setdefault(a, [0, 0])
                 up_kills[a][1] += 1
                 up_kills[a][0] += bool(up_new)
+        knob = r['progs'] is not None and knob_left(os.path.join(out, a, n))
+        if knob:
+            verdict, ok, detail = 'KNOB-ON', False, knob
         ok_all = ok_all and ok
         print('%-7s %-15s %-9s %-4s %-62s %s' % (a, n, verdict, r['secs'],
                                                  detail, upd))
