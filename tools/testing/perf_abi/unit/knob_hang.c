@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * LD_PRELOAD for knob_test.sh: perf_event_open() as KNOB_FAULT says --
+ * LD_PRELOAD for rdpmc_test.sh: perf_event_open() as KNOB_FAULT says --
  * "hang" (never returns), "crash" (SIGSEGV), "error" (EINVAL, which the
  * test ASSERTs against) -- and the real syscall() otherwise.
  */

@@ -1,15 +1,18 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# rdpmc puts the user-access knob back however a test ends: the suite's
-# rdpmc.c built with its knob in a file (-DRDPMC_KNOB, the file named by
-# $KNOB), and knob_hang.c (LD_PRELOAD) making the test's perf_event_open()
-# hang, crash or fail.  Each row starts from a knob the test must change
-# and checks it after the program ended: a hang the harness's timeout
-# kills with the test's process group (its teardown included), the
-# runner's timeout (SIGTERM to the program), SIGKILL of the program, a
-# crash, a failed ASSERT, a SKIP.  Needs KSFT_SELFTESTS (the framework's
-# tools/testing/selftests, from make check-unit).  Prints KTAP.
+# rdpmc on this machine, where what it does needs no PMU.  It puts the
+# user-access knob back however a test ends: the suite's rdpmc.c built
+# with its knob in a file (-DRDPMC_KNOB, the file named by $KNOB), and
+# knob_hang.c (LD_PRELOAD) making the test's perf_event_open() hang, crash
+# or fail.  Each knob row starts from a value the test must change and
+# checks it after the program ended: a hang the harness's timeout kills
+# with the test's process group (its teardown included), the runner's
+# timeout (SIGTERM to the program), SIGKILL of the program, a crash, a
+# failed ASSERT, a SKIP.  Then: no_counter_leak in a cpuset without CPU 0
+# (a container's) does not fail, and the *_64bit tests exist only on
+# arm64.  Needs KSFT_SELFTESTS (the framework's tools/testing/selftests,
+# from make check-unit).  Prints KTAP.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -53,7 +56,7 @@ check() {
 }
 
 echo "TAP version 13"
-echo "1..7"
+echo "1..9"
 # the harness's 30 s timeout: started first, checked last
 run timeout hang 0 cycles_counting & hung=$!
 run term hang 0 cycles_counting timeout -s TERM 3
@@ -76,4 +79,34 @@ pkill -KILL -f "$tmp/rdpmc-off"
 check 6 off 1 "access_off: the knob back on after SIGTERM" 'RUN'
 wait "$hung"
 check 7 timeout 0 "a hang the harness's timeout killed" 'terminated by timeout'
+
+# A cpuset without CPU 0 (cgroup v1 here; elsewhere the row SKIPs).
+n=$((n + 1))
+cs=/sys/fs/cgroup/cpuset
+last=$(($(nproc) - 1))
+if [ "$last" -gt 0 ] && mkdir "$cs/perf-abi-$$" 2>/dev/null; then
+	echo "$last" > "$cs/perf-abi-$$/cpuset.cpus"
+	cat "$cs/cpuset.mems" > "$cs/perf-abi-$$/cpuset.mems"
+	sh -c 'echo $$ > "$1/cgroup.procs" && exec "$2" -t no_counter_leak' \
+		- "$cs/perf-abi-$$" "$tmp/rdpmc" > "$tmp/cpuset.out" 2>&1
+	rc=$?
+	rmdir "$cs/perf-abi-$$"
+	if [ "$rc" = 0 ] || [ "$rc" = 4 ]; then
+		echo "ok $n no_counter_leak in a cpuset of CPU $last alone"
+	else
+		echo "not ok $n no_counter_leak in a cpuset of CPU $last alone # exit $rc"
+		sed 's/^/# /' "$tmp/cpuset.out"
+		failed=$((failed + 1))
+	fi
+else
+	echo "ok $n no_counter_leak in a cpuset without CPU 0 # SKIP no cpuset (v1) to make"
+fi
+
+n=$((n + 1))
+if [ "$(uname -m)" = aarch64 ] || ! "$tmp/rdpmc" -l 2>&1 | grep -q 64bit; then
+	echo "ok $n the *_64bit tests only where config1:0 chooses a width (arm64)"
+else
+	echo "not ok $n *_64bit tests on $(uname -m)"
+	failed=$((failed + 1))
+fi
 [ "$failed" = 0 ]
