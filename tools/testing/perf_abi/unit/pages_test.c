@@ -286,6 +286,9 @@ TEST(bad_sizes_are_rejected)
 		72, /* offsetof(size): the first 3.12 draft (seed 001) */
 		80, /* no layout ends there */
 		UP_SIZE_TIME_SHORT - 8, /* one field short (a backport slip) */
+		UP_SIZE_HDR + 1, /* above the header's, but unaligned */
+		UP_SIZE_HDR + 4, /* the same, 100 on a 96 header */
+		UP_DATA_HEAD, /* no newer layout reaches data_head */
 		UP_DATA_HEAD + 1, /* past data_head */
 		4096,
 	};

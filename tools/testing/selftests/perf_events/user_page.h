@@ -161,20 +161,19 @@ static inline bool up_check_caps(const void *pg, struct up_msg *m)
 }
 
 /*
- * size is a published layout's (76, 96, the header's) or a newer, larger
- * one's below data_head; cap_user_time_short's fields lie below it.
+ * size is a published layout's (76, 96, the header's) or, above the
+ * header's, a newer struct's: its u64 fields end 8-byte aligned, below
+ * data_head.  cap_user_time_short's fields lie below it.
  */
 static inline bool up_check_size(const void *pg, struct up_msg *m)
 {
 	uint32_t size = up_u32(pg, UP_SIZE);
 
-	if (size < UP_SIZE_MIN || size > UP_DATA_HEAD)
-		return up_fail(m, "size %u is outside %u..%u", size,
-			       UP_SIZE_MIN, UP_DATA_HEAD);
-	if (size <= UP_SIZE_HDR && size != UP_SIZE_MIN &&
-	    size != UP_SIZE_TIME_SHORT && size != UP_SIZE_HDR)
-		return up_fail(m, "size %u is no layout's (%u, %u, %zu)", size,
-			       UP_SIZE_MIN, UP_SIZE_TIME_SHORT, UP_SIZE_HDR);
+	if (size != UP_SIZE_MIN && size != UP_SIZE_TIME_SHORT &&
+	    (size < UP_SIZE_HDR || size >= UP_DATA_HEAD || size % 8))
+		return up_fail(m, "size %u is no layout's (%u, %u, %zu..%u)",
+			       size, UP_SIZE_MIN, UP_SIZE_TIME_SHORT,
+			       UP_SIZE_HDR, UP_DATA_HEAD - 8);
 	if (up_pc(pg)->cap_user_time_short && size < UP_SIZE_TIME_SHORT)
 		return up_fail(m, "cap_user_time_short with size %u", size);
 	return true;
@@ -430,7 +429,9 @@ static inline bool up_check_stamp_cycles(const void *pg, uint64_t stamp,
  *   up_hw_cycles()    the clock the page's time_* fields convert
  * Elsewhere the page's times are still read and the count comes from read().
  */
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(__x86_64__)
+#define UP_X86 1
+#elif defined(__i386__)
 #define UP_X86 1
 #endif
 
