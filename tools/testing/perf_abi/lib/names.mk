@@ -16,6 +16,8 @@ NAMES_OUT := $(B)/names
 NAMES_UID ?= 65534
 
 CHECK_LATE_STAGES += names
+# names_arch DIR KTAP: the arch of that KTAP's kernel (or of DIR's first)
+names_arch = python3 -c 'import json, sys; k = json.load(open(sys.argv[1] + "/summary.json"))["kernels"]; print(([x for x in k if x["ktap"] == sys.argv[2]] or k)[0]["arch"])'
 .PHONY: check-names
 
 check-names: stage
@@ -35,15 +37,18 @@ check-names: stage
 	    sh -c './run_kselftest.sh 2>&1 | cat' \
 	    > "$(NAMES_OUT)/host-uid$(NAMES_UID).ktap" || true; \
 	  cd "$(TOP)"; \
-	  set -- "host-root=$$root" \
-	    "host-uid$(NAMES_UID)=$(NAMES_OUT)/host-uid$(NAMES_UID).ktap"; \
+	  h=$$(uname -m | sed 's/^aarch64$$/arm64/'); \
+	  set -- "$$h:host-root=$$root" \
+	    "$$h:host-uid$(NAMES_UID)=$(NAMES_OUT)/host-uid$(NAMES_UID).ktap"; \
 	  for f in "$(VM_CHECK_OUT)"/*.ktap; do \
 	    [ -f "$$f" ] && [ "$${f##*/}" != report.ktap ] || continue; \
-	    b=$${f##*/}; set -- "$$@" "guest-$${b%.ktap}=$$f"; \
+	    b=$${f##*/}; a=$$($(names_arch) "$(VM_CHECK_OUT)" "$$b"); \
+	    set -- "$$@" "$$a:guest-$${b%.ktap}=$$f"; \
 	  done; \
 	  set -- "$$@" --names-only; \
 	  for f in "$(PRIV_CHECK_OUT)"/cells/*.ktap; do \
 	    [ -f "$$f" ] || continue; \
-	    b=$${f##*/}; set -- "$$@" "cell-$${b%.ktap}=$$f"; \
+	    b=$${f##*/}; a=$$($(names_arch) "$(PRIV_CHECK_OUT)/run" ''); \
+	    set -- "$$@" "$$a:cell-$${b%.ktap}=$$f"; \
 	  done; \
 	  python3 "$(M)/lib/names.py" "$(CHECK)/names.ktap" "$$@"

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Name stability of the suite's KTAP across runs, as a lab sees it.
 
-    names.py OUT LABEL=KTAP... [--names-only LABEL=KTAP...]
+    names.py OUT [ARCH:]LABEL=KTAP... [--names-only [ARCH:]LABEL=KTAP...]
 
 Each KTAP is the kselftest runner's output of one run (host as root, host
 as another uid, a guest...).  Kernel CI parsers (Linaro's parse-output.py,
@@ -10,7 +10,8 @@ used by KernelCI and LKFT) name a case after program and test and append
 the SKIP reason, so a lab can follow a test across machines only if:
 
   1. every program that ran reports the same set of test names in every
-     run (a run may leave a program out: -t);
+     run of one architecture (a run may leave a program out: -t; a test
+     may exist on one architecture only, as rdpmc's *_64bit on arm64);
   2. a test skipped in two runs is skipped with the same reason;
   3. each program reports as many results as its plan says, so that no
      diagnostic line was taken for a result.
@@ -53,11 +54,13 @@ def load(label, path):
 def same_names(runs):
     bad = []
     progs = sorted({p for r in runs for p in r['names']})
-    for prog in progs:
-        for r in runs:
+    for prog, arch in [(p, a) for p in progs
+                       for a in sorted({r['arch'] for r in runs})]:
+        arch_runs = [r for r in runs if r['arch'] == arch]
+        for r in arch_runs:
             if prog in r['names'] and not r['names'][prog]:
                 bad.append('%s: no test result in %s' % (prog, r['label']))
-        have = [r for r in runs if r['names'].get(prog)]
+        have = [r for r in arch_runs if r['names'].get(prog)]
         for r in have[1:]:
             a, b = have[0]['names'][prog], r['names'][prog]
             for n in sorted(a - b):
@@ -118,22 +121,25 @@ def main(argv):
     only = args.index('--names-only') if '--names-only' in args else len(args)
     if len(argv) < 3 or only == 0 or \
             any('=' not in a for a in args if a != '--names-only'):
-        sys.stderr.write('usage: names.py OUT LABEL=KTAP... '
-                         '[--names-only LABEL=KTAP...]\n')
+        sys.stderr.write('usage: names.py OUT [ARCH:]LABEL=KTAP... '
+                         '[--names-only [ARCH:]LABEL=KTAP...]\n')
         return 2
     runs = []
     for i, a in enumerate(args):
         if a == '--names-only':
             continue
         label, path = a.split('=', 1)
+        arch, _, label = label.rpartition(':')
         try:
             runs.append(load(label, path))
         except OSError as e:
             sys.stderr.write('names.py: %s\n' % e)
             return 2
+        runs[-1]['arch'] = arch
         runs[-1]['names_only'] = i > only
     checks = [
-        ('test names are the same in every run', same_names(runs)),
+        ('test names are the same in every run of an architecture',
+         same_names(runs)),
         ('a test skipped in two runs has the same reason',
          same_reasons([r for r in runs if not r['names_only']])),
         ('no diagnostic line is taken for a result', plans_match(runs)),
