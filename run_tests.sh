@@ -135,7 +135,7 @@ locks: tools/testing/perf_abi/lib/RUNNER.md.
 USAGE
 }
 
-work= held= sig_status=
+work= sig_status=
 die() {
 	echo "run_tests.sh: $*" >&2 || true
 	cleanup
@@ -719,11 +719,10 @@ publish_partial() {
 # sets rc (2 when a side file or the output could not be written)
 finish() {	# STATUS SIDE_KTAP
 	rc=$1
-	# The run has ended: a signal now is held until the reports are
+	# The run has ended: a signal now is ignored (by cp too, which a
+	# terminal's SIGINT would kill mid-copy) until the reports are
 	# written, and the exit stays the results' (summary = exit = KTAP).
-	trap 'held=INT' INT
-	trap 'held=TERM' TERM
-	trap 'held=HUP' HUP
+	trap '' INT TERM HUP
 	side_write "$2" "$log" --log
 	side_write "$2" "$ktap_out" --ktap
 	side_write "$work/out/junit.xml" "$junit_out" --junit
@@ -738,7 +737,6 @@ finish() {	# STATUS SIDE_KTAP
 	# Reports are written: from here on stderr or stdout that cannot be
 	# written changes nothing (2>/dev/full, 2>&-).
 	set +e
-	[ -z "$held" ] || echo "run_tests.sh: SIG$held came as the reports were written; the run had ended" >&2
 }
 
 # --- the running kernel ------------------------------------------------

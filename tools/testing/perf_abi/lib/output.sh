@@ -117,15 +117,15 @@ out_undo() {
 # with a message on stderr and nothing left of this run, when they cannot
 # be written there.
 out_publish() {
-	local src=$1 f err= name
+	local src=$1 f err= name st=0
 	for f in "$src"/* "$src"/.[!.]*; do
 		[ -e "$f" ] || continue
 		name=${f##*/}
 		out_wrote+=("$name")
-		err=$(cp -a -- "$f" "$out_claimed/" 2>&1) || break
+		err=$(cp -a -- "$f" "$out_claimed/" 2>&1) || { st=1; break; }
 	done
-	if [ -n "$err" ]; then
-		echo "run_tests.sh: cannot write the reports into $out_claimed: ${err##*: }" >&2
+	if [ "$st" != 0 ]; then
+		echo "run_tests.sh: cannot write the reports into $out_claimed${err:+: ${err##*: }}" >&2
 		out_undo
 		return 1
 	fi
