@@ -846,6 +846,13 @@ fi
 # Everything that can be wrong with the input is checked before anything
 # is written: the kernels, qemu, the suite.
 
+# --list: the names are the same in every architecture's build of the
+# suite: the host's build (or --suite) lists them, no kernel is fetched.
+if [ -n "$list" ]; then
+	[ -n "$suite" ] || host_tree
+	select_tests "${suite:-$B/install-host}"
+	exit 0
+fi
 need_cache
 cache_lock
 specs=()
@@ -940,11 +947,10 @@ for a in $arches; do
 	wait $! || exit 2
 done
 # -t: the names against each program's own list; --list prints them.
-if [ ${#selectors[@]} -gt 0 ] || [ -n "$list" ]; then
+if [ ${#selectors[@]} -gt 0 ]; then
 	for a in $arches; do
 		select_tests "${tree[$a]}"
 	done
-	[ -z "$list" ] || exit 0
 fi
 for a in $arches; do
 	# The guest's helpers: privrun (--privilege, --cells, --user) and

@@ -690,6 +690,20 @@ refusal "28.20 -o twice" "-o D -o E" 'give one -o' --kernel "$bz" --suite "$suit
 refusal "28.20 --repeat twice" "--repeat 2 --repeat 3" 'given twice' --kernel "$bz" --suite "$suite" -o "$D" --repeat 2 --repeat 3
 refusal "28.20 -l twice" "-l F -l G" 'given twice' --kernel "$bz" --suite "$suite" -o "$D" -l "$io/f" -l "$io/g"
 
+# 28.20 --matrix --list prints the names without fetching any kernel.
+if [ -x "$build/install-host/run_kselftest.sh" ]; then
+	printf 'debian:6.12-cloud-amd64\ndebian:7.3-arm64\n%s\n' "$tmp/img/no-such-image" > "$io/m.list"
+	begin "28.20 --matrix --list fetches no kernel" "--matrix M --list (two debian: specs, a missing image)" \
+		"0; the names; nothing in the cache"
+	rt_run -- --matrix "$io/m.list" --list -t mmap_page
+	want_rc 0
+	grep -q '^mmap_page:page\.' "$io/stdout" || add "no names printed"
+	[ -z "$(find "$PERF_ABI_CACHE" -name '*.deb' 2>/dev/null)" ] || add "fetched a kernel"
+	end "$rc; $(grep -c '^mmap_page:' "$io/stdout") names"
+else
+	skip "28.20 --matrix --list" "--matrix M --list" "the suite is not built (make install-host)"
+fi
+
 echo "1..$n"
 echo "# $((n - failed)) passed, $failed failed"
 [ "$failed" = 0 ]
