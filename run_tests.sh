@@ -39,10 +39,13 @@ kernels under qemu (software emulation) and run them there.
       --repeat N      run the suite N times and list every test whose
                       verdict changed (exit 1 if one did)
   -l, --log FILE      also write the KTAP output to FILE (one kernel)
-  -o, --output DIR    write the reports to DIR: <label>.ktap (host.ktap on
-                      the running kernel), <label>.console, summary.json,
-                      junit.xml, table.md, report.ktap (default
-                      build/logs/{host,kernel,matrix,compare})
+  -o, --output DIR    write the reports to DIR, a new or empty directory:
+                      <label>.ktap (host.ktap on the running kernel),
+                      <label>.console, summary.json, junit.xml, table.md,
+                      report.ktap
+      --runs DIR      write them to a new DIR/<UTC time>-<pid>/ instead,
+                      and point DIR/latest at it when the run completes
+                      (default build/logs/{host,kernel,matrix,compare})
       --ktap FILE     write the KTAP to FILE (a matrix: report.ktap, one
                       result per kernel with its tests nested)
       --junit FILE    write JUnit XML to FILE (each failed test's message
@@ -124,17 +127,17 @@ changed), 4 every test skipped -- these three as kselftest's runner;
 2 bad usage or a setup problem (a missing package, qemu that does not
 start, an unwritable output or cache); 3 a kernel did not boot, panicked,
 oopsed, hung or lost its end marker; 130, 143, 129 interrupted by SIGINT,
-SIGTERM, SIGHUP (what finished is kept in the output directory, with a
-file INTERRUPTED; complete results there before go to its previous/).
+SIGTERM, SIGHUP (what finished is kept in the run's directory, with a
+file INTERRUPTED).
 --matrix: 2, else 3, else 1, else 0 over all kernels.  --compare: 2, 3,
 else 1 if a test regressed, else 0.  The output directory, side files,
 locks: tools/testing/perf_abi/lib/RUNNER.md.
 USAGE
 }
 
-work=
+work= sig_status=
 die() {
-	echo "run_tests.sh: $*" >&2
+	echo "run_tests.sh: $*" >&2 || true
 	cleanup
 	exit 2
 }
@@ -194,12 +197,15 @@ cleanup() {
 	out_undo
 }
 
+# A closed stderr (2>&-) is /dev/null: nothing the run reports depends on it.
+{ true >&2; } 2>/dev/null || exec 2>/dev/null
 exec 7>&2	# the real stderr, for a trap that runs inside a redirection
 on_signal() {	# NAME STATUS
 	trap '' INT TERM HUP
 	exec 2>&7
 	stop_all
-	echo "run_tests.sh: interrupted by SIG$1" >&2
+	echo "run_tests.sh: interrupted by SIG$1" >&2 || true
+	sig_status=$2
 	save_partial "SIG$1" 2>/dev/null || true
 	cleanup
 	exit "$2"
@@ -227,6 +233,8 @@ if [ -z "${PERF_ABI_CACHE:-}" ]; then
 	PERF_ABI_CACHE=$HOME/.cache/perf-abi
 	cache_from_home=1
 fi
+# A relative cache is the one here (kernels/ and vm/ scripts run elsewhere).
+case $PERF_ABI_CACHE in /*) ;; *) PERF_ABI_CACHE=$PWD/$PERF_ABI_CACHE ;; esac
 export PERF_ABI_CACHE
 # The cache must be writable before it is asked for anything.  A HOME that
 # is no directory is not made one (HOME=/nonexistent).  Runs that share it
@@ -243,8 +251,8 @@ cache_lock() {
 	exec 5>>"$PERF_ABI_CACHE/.lock" ||
 		die "PERF_ABI_CACHE=$PERF_ABI_CACHE: cannot write the cache (downloaded kernels, initramfs)"
 	flock -n 5 && return 0
-	echo "run_tests.sh: waiting (up to 10 min) for another run_tests.sh using the cache $PERF_ABI_CACHE" >&2
-	flock -w 600 5 || die "the cache $PERF_ABI_CACHE stayed locked by another run_tests.sh for 10 min"
+	echo "run_tests.sh: waiting (up to 10 min) for another run_tests.sh using the cache $PERF_ABI_CACHE" >&2 || true
+	run flock -w 600 5 || die "the cache $PERF_ABI_CACHE stayed locked by another run_tests.sh for 10 min"
 }
 cache_unlock() {
 	flock -u 5 2>/dev/null || true
@@ -280,7 +288,7 @@ run() {
 # --- options ---------------------------------------------------------------
 
 selectors=() log= mode=host spec= arch= append= smp=2 memory=512M kvm=
-suite= label= jobs=2 outdir= matrix_file= old_spec= new_spec= guest_opt=
+suite= label= jobs=2 outdir= runs= matrix_file= old_spec= new_spec= guest_opt=
 list= repeat=1 matrix_given=
 priv= cells= ncells=1 user_given=
 sysctl_names=()
@@ -312,11 +320,13 @@ while [ $# -gt 0 ]; do
 	--repeat)
 		[ $# -ge 2 ] || die "$1 needs a number of runs (try --help)"
 		[[ $2 =~ ^[1-9][0-9]{0,3}$ ]] || die "$1: '$2' is not a number of runs from 1 to 9999"
+		[ "$repeat" = 1 ] || die "$1 given twice"
 		repeat=$2
 		shift 2 ;;
 	-l|--log)
 		[ $# -ge 2 ] && [ -n "$2" ] || die "$1 needs a file name (try --help)"
 		no_cntrl "$1" "$2"
+		[ -z "$log" ] || die "$1 given twice"
 		log=$2
 		shift 2 ;;
 	--ktap|--junit)
@@ -324,7 +334,13 @@ while [ $# -gt 0 ]; do
 		no_cntrl "$1" "$2"
 		[ -d "$(dirname -- "$2")" ] || die "$1: no directory $(dirname -- "$2")"
 		[ ! -d "$2" ] || die "$1: $2 is a directory"
-		if [ "$1" = --ktap ]; then ktap_out=$2; else junit_out=$2; fi
+		if [ "$1" = --ktap ]; then
+			[ -z "$ktap_out" ] || die "$1 given twice"
+			ktap_out=$2
+		else
+			[ -z "$junit_out" ] || die "$1 given twice"
+			junit_out=$2
+		fi
 		shift 2 ;;
 	-k|--kernel)
 		[ $# -ge 2 ] || die "$1 needs a kernel SPEC (try --help)"
@@ -362,6 +378,14 @@ while [ $# -gt 0 ]; do
 		[ $# -ge 2 ] || die "$1 needs kernel command line arguments (try --help)"
 		case $2 in *[[:cntrl:]]*) die "$1: no control characters (newlines, tabs, CR) in the kernel command line" ;; esac
 		append="$append $2"
+		# the guest's own knobs: refused settings count as --sysctl's
+		read -ra words <<<"$2"
+		for w in ${words[@]+"${words[@]}"}; do
+			case $w in
+			perf_abi.sysctl=?*) w=${w#perf_abi.sysctl=}; sysctl_names+=("${w%%=*}") ;;
+			perf_abi.paranoid=*) sysctl_names+=(kernel.perf_event_paranoid) ;;
+			esac
+		done
 		shift 2 ;;
 	--smp)
 		guest_opt=${guest_opt:-$1}
@@ -400,8 +424,8 @@ while [ $# -gt 0 ]; do
 	--label)
 		guest_opt=${guest_opt:-$1}
 		[ $# -ge 2 ] || die "$1 needs a name (try --help)"
-		[[ $2 =~ ^[A-Za-z0-9][A-Za-z0-9._+-]*$ ]] ||
-			die "$1: '$2' is not a name (letters, digits, . _ + -)"
+		[[ $2 =~ ^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$ ]] ||
+			die "$1: '${2:0:120}' is not a name (at most 100 letters, digits, . _ + -)"
 		[ "$2" != report ] || die "$1: 'report' is reserved (report.ktap is the combined report)"
 		label=$2
 		shift 2 ;;
@@ -459,11 +483,12 @@ while [ $# -gt 0 ]; do
 		[[ $2 =~ ^[1-9][0-9]?$ ]] || die "$1: '$2' is not a number of guests"
 		jobs=$2
 		shift 2 ;;
-	-o|--output)
+	-o|--output|--runs)
 		[ $# -ge 2 ] && [ -n "$2" ] || die "$1 needs a directory (try --help)"
 		case $2 in -*) die "$1 needs a directory, not the option '$2'" ;; esac
 		no_cntrl "$1" "$2"
-		outdir=$2
+		[ -z "$outdir$runs" ] || die "give one -o or --runs"
+		if [ "$1" = --runs ]; then runs=$2; else outdir=$2; fi
 		shift 2 ;;
 	--list-kernels)
 		[ $# -le 2 ] || die "$1 takes one PATTERN at most"
@@ -496,29 +521,39 @@ if [ -n "$log" ]; then
 	[ -d "$(dirname -- "$log")" ] || die "--log: no directory $(dirname -- "$log")"
 	[ ! -d "$log" ] || die "--log: $log is a directory"
 fi
-case $mode in
-host) final=${outdir:-$B/logs/host} ;;
-kernel) final=${outdir:-$B/logs/kernel} ;;
-matrix) final=${outdir:-$B/logs/matrix} ;;
-compare) final=${outdir:-$B/logs/compare} ;;
-esac
-# Every check on the path the directory really is (new/.. is its parent).
-final=$(out_resolve "$final") || die "--output: cannot resolve $final"
+# The run's directory: -o DIR itself, or a new one in --runs DIR (default
+# build/logs/MODE).  Every check on the path the directory really is
+# (new/.. is its parent).
+[ -n "$outdir" ] || runs=${runs:-$B/logs/$mode}
+final=$(out_resolve "${outdir:-$runs}") || die "--output: cannot resolve ${outdir:-$runs}"
+[ -z "$runs" ] || runs=$final
 if [ -z "$list" ]; then
-	err=$(out_check "$final" "$B")
-	[ -z "$err" ] || die "--output: $err"
+	err=$(out_check "$final" "$runs")
+	[ -z "$err" ] || die "${outdir:+--output}${runs:+--runs}: $err"
 fi
+rundir=$final
 # Side files (-l, --ktap, --junit): writable before the run, never one of
 # the output directory's own files.
+side_seen=()
 side_check() {	# OPTION FILE
-	local f d
+	local f d x
 	f=$(out_resolve "$2") || die "$1: cannot resolve $2"
 	case $f/ in "$final"/*)
-		die "$1: $2 is in the output directory $final, which holds the reports already" ;;
+		die "$1: $2 is in the output directory $final, which holds the reports" ;;
+	"$top"/tools/*|"$top"/run_tests.sh/|"$top"/Makefile/|"$top"/README/)
+		die "$1: $2 is a file of this project" ;;
 	esac
+	for x in ${side_seen[@]+"${side_seen[@]}"}; do
+		[ "$x" != "$f" ] || [ -c "$f" ] || die "$1: $2 is another side file too (-l, --ktap, --junit: one file each)"
+	done
+	side_seen+=("$f")
+	for x in "$spec" "$old_spec" "$new_spec" "$matrix_file" "$0"; do
+		[ -z "$x" ] || [ ! "$f" -ef "$x" ] || die "$1: $2 is an input of this run ($x)"
+	done
 	d=$(dirname -- "$f")
 	if [ -e "$f" ]; then
 		[ ! -d "$f" ] || die "$1: $2 is a directory"
+		[ ! -p "$f" ] && [ ! -S "$f" ] || die "$1: $2 is a FIFO or a socket (a write there could wait for ever)"
 		[ -w "$f" ] || die "$1: cannot write $2"
 	else
 		[ -d "$d" ] && [ -w "$d" ] && [ -x "$d" ] || die "$1: cannot create $2 ($d is not a writable directory)"
@@ -631,6 +666,7 @@ host_tree() {	# build install-host once
 	[ -z "$host_built" ] || return 0
 	run "$m/deps.sh" build || exit 2
 	tree_fresh "$B/install-host" && [ -z "${KSRC:-}" ] && { host_built=1; return 0; }
+	need_cache	# the framework's kernel tree is cached there
 	run make -s -C "$top" install-host >"$work/make.log" 2>&1 || {
 		tail -n 20 "$work/make.log" >&2
 		die "the suite did not build (make install-host)"
@@ -666,16 +702,16 @@ note_interrupted() {	# SIGNAME DIR WHAT
 	{
 		echo "run_tests.sh was interrupted by $1 on $(date -u '+%F %T UTC')."
 		echo "$3"
-		[ -z "$(out_keeps "$final")" ] ||
-			echo "The complete results of the run before this one are in $final/previous/."
 	} > "$2/INTERRUPTED"
 }
 
-# publish_partial SIGNAME: what an interrupted run keeps, into the output
-# directory; says where the complete results of the run before went
+# publish_partial SIGNAME: what an interrupted run keeps, into its
+# directory, summary.json's exit the signal's status
 publish_partial() {
-	out_publish "$work/out" "$final" "$1" || return 0
-	echo "run_tests.sh: what had finished is in $final${OUT_PREVIOUS:+; the complete results of the run before are in $OUT_PREVIOUS/}" >&7
+	rm -f "$work/out/manifest.tsv"
+	json_exit "$work/out/summary.json" "$sig_status"
+	out_publish "$work/out" || return 0
+	echo "run_tests.sh: what had finished is in $rundir" >&7 || true
 }
 
 # finish STATUS: the reports of $work/out written: the side files, the
@@ -683,16 +719,24 @@ publish_partial() {
 # sets rc (2 when a side file or the output could not be written)
 finish() {	# STATUS SIDE_KTAP
 	rc=$1
+	# The run has ended: a signal now is ignored (by cp too, which a
+	# terminal's SIGINT would kill mid-copy) until the reports are
+	# written, and the exit stays the results' (summary = exit = KTAP).
+	trap '' INT TERM HUP
 	side_write "$2" "$log" --log
 	side_write "$2" "$ktap_out" --ktap
 	side_write "$work/out/junit.xml" "$junit_out" --junit
 	[ -z "$side_err" ] || rc=2
 	json_exit "$work/out/summary.json" "$rc"
 	save_partial() { :; }
-	out_publish "$work/out" "$final" || {
+	rm -f "$work/out/manifest.tsv"
+	out_publish "$work/out" complete || {
 		cleanup
 		exit 2
 	}
+	# Reports are written: from here on stderr or stdout that cannot be
+	# written changes nothing (2>/dev/full, 2>&-).
+	set +e
 }
 
 # --- the running kernel ------------------------------------------------
@@ -702,8 +746,8 @@ if [ "$mode" = host ]; then
 	host_tree
 	select_tests "$B/install-host"
 	[ -z "$list" ] || exit 0
-	out_create "$final" || die "--output: cannot create $final"
-	out_lock "$final" || die "--output: another run_tests.sh is writing to $final"
+	out_claim "$final" "$runs" || die "${outdir:+--output}${runs:+--runs}: $out_err"
+	rundir=$out_claimed
 	args=()
 	for p in "${sel_progs[@]}"; do args+=(-t "perf_events:$p"); done
 	mkdir -p "$work/out"
@@ -753,10 +797,10 @@ if [ "$mode" = host ]; then
 		run host_run "$work/host.ktap" tee || true
 	else
 		for ((r = 1; r <= repeat; r++)); do
-			[ ! -t 2 ] || printf '\rrun_tests.sh: run %d of %d' "$r" "$repeat" >&2
+			[ ! -t 2 ] || printf '\rrun_tests.sh: run %d of %d' "$r" "$repeat" >&2 || true
 			run host_run "$work/host.$r.ktap" || true
 		done
-		[ ! -t 2 ] || echo >&2
+		[ ! -t 2 ] || echo >&2 || true
 		cp "$work/host.1.ktap" "$work/host.ktap"
 		cp "$work/host.1.ktap.rc" "$work/host.ktap.rc"
 	fi
@@ -791,10 +835,10 @@ if [ "$mode" = host ]; then
 	# Reports are written: only now the summary (a closed stdout loses
 	# nothing, and is no reason to die).
 	trap '' PIPE
-	[ "$repeat" = 1 ] || show "$final/flips.txt"
+	[ "$repeat" = 1 ] || show "$rundir/flips.txt"
 	show <<<"$summary"
 	[ -z "$grc_bad" ] || echo "run_tests.sh: the kselftest runner exited $grc" >&2
-	[ -z "$outdir" ] || echo "run_tests.sh: reports in $final" >&2
+	echo "run_tests.sh: reports in $rundir" >&2
 	exit "$rc"
 fi
 
@@ -802,6 +846,13 @@ fi
 # Everything that can be wrong with the input is checked before anything
 # is written: the kernels, qemu, the suite.
 
+# --list: the names are the same in every architecture's build of the
+# suite: the host's build (or --suite) lists them, no kernel is fetched.
+if [ -n "$list" ]; then
+	[ -n "$suite" ] || host_tree
+	select_tests "${suite:-$B/install-host}"
+	exit 0
+fi
 need_cache
 cache_lock
 specs=()
@@ -832,10 +883,13 @@ k_arch=() k_label=() k_path=()
 for s in "${specs[@]}"; do
 	r=
 	run "$m/kernels/image.sh" "$s" "$arch" >"$work/image" 2>"$work/err" || {
-		msg=$(grep -v '^$' "$work/err" | tail -n 1 | sed -E 's/^(image|debian|apt-fetch)(\.sh)?: //')
+		msg=$(grep -av '^$' "$work/err" | tail -n 1 | sed -E 's/^(image|debian|apt-fetch)(\.sh)?: //')
 		die "${msg:-cannot use kernel $s}"
 	}
-	read -r a l p < "$work/image"
+	# ARCH LABEL PATH, the path to the end (a newline in the directory)
+	r=$(cat "$work/image")
+	a=${r%% *} r=${r#* }
+	l=${r%% *} p=${r#* }
 	k_arch+=("$a") k_label+=("$l") k_path+=("$p")
 done
 [ -n "$label" ] && k_label[0]=$label
@@ -866,7 +920,7 @@ for a in $arches; do
 	fi
 	[ "$(id -u)" = 0 ] ||
 		die "$q not found; run as root: apt-get install -y --no-install-recommends $qpkg (or make deps)"
-	echo "run_tests.sh: $q is missing: installing it (make deps)" >&2
+	echo "run_tests.sh: $q is missing: installing it (make deps)" >&2 || true
 	run "$m/deps.sh" vm >&2 || exit 2
 	command -v "$q" >/dev/null 2>&1 || die "$q not found even after make deps (package $qpkg)"
 done
@@ -893,11 +947,10 @@ for a in $arches; do
 	wait $! || exit 2
 done
 # -t: the names against each program's own list; --list prints them.
-if [ ${#selectors[@]} -gt 0 ] || [ -n "$list" ]; then
+if [ ${#selectors[@]} -gt 0 ]; then
 	for a in $arches; do
 		select_tests "${tree[$a]}"
 	done
-	[ -z "$list" ] || exit 0
 fi
 for a in $arches; do
 	# The guest's helpers: privrun (--privilege, --cells, --user) and
@@ -956,8 +1009,8 @@ limit_for() {	# ARCH
 
 # --- boot them -----------------------------------------------------------
 
-out_create "$final" || die "--output: cannot create $final"
-out_lock "$final" || die "--output: another run_tests.sh is writing to $final"
+out_claim "$final" "$runs" || die "${outdir:+--output}${runs:+--runs}: $out_err"
+rundir=$out_claimed
 mkdir -p "$work/out"
 
 run_one() {	# INDEX RUN: boot kernel INDEX, write its manifest row
@@ -997,7 +1050,7 @@ run_one() {	# INDEX RUN: boot kernel INDEX, write its manifest row
 }
 
 say() {	# progress of several guests
-	[ "$mode" = kernel ] && [ "$repeat" = 1 ] || echo "run_tests.sh: $*" >&2
+	[ "$mode" = kernel ] && [ "$repeat" = 1 ] || echo "run_tests.sh: $*" >&2 || true
 }
 
 # Progress on a terminal: kernel, program, tests done (the guest copies
@@ -1076,7 +1129,7 @@ done
 if [ -n "$progress_pid" ]; then
 	kill "$progress_pid" 2>/dev/null || true
 	wait "$progress_pid" 2>/dev/null || true
-	printf '\r\033[K' >&2
+	printf '\r\033[K' >&2 || true
 fi
 
 setup_err=
@@ -1099,9 +1152,9 @@ for ((i = 0; i < n; i++)); do
 			{
 				IFS= read -r first || true
 				first=${first#boot.sh: }
-				echo "run_tests.sh: $l: ${first//"$d/"/"$final/"}"
+				echo "run_tests.sh: $l: ${first//"$d/"/"$rundir/"}"
 				cat
-			} < "$d/$l.err" >&2
+			} < "$d/$l.err" >&2 || true
 		fi
 	done
 	cat "$work/r1/$l.row" >> "$work/out/manifest.tsv"
@@ -1162,8 +1215,8 @@ kernel)
 	if [ -n "$broke" ]; then
 		echo "perf_events on $l (${k_arch[0]} guest): $broke" >&2
 	else
-		[ "$repeat" != 1 ] || show "$final/$l.ktap"
-		[ "$repeat" = 1 ] || show "$final/flips.txt"
+		[ "$repeat" != 1 ] || show "$rundir/$l.ktap"
+		[ "$repeat" = 1 ] || show "$rundir/flips.txt"
 		show "$work/summary"
 		[ -z "$grc_bad" ] || echo "run_tests.sh: the guest's kselftest runner exited $grc" >&2
 	fi
@@ -1185,10 +1238,10 @@ matrix)
 	[ -z "$setup_err" ] && [ ${#sysctl_msgs[@]} = 0 ] || rc=2
 	finish "$rc" "$work/out/report.ktap"
 	show "$work/table"
-	[ "$repeat" = 1 ] || show "$final/flips.txt"
+	[ "$repeat" = 1 ] || show "$rundir/flips.txt"
 	cat "$work/grc" >&2
 	[ ${#sysctl_msgs[@]} = 0 ] || printf '%s\n' "${sysctl_msgs[@]}" >&2
-	[ -z "$outdir" ] || echo "run_tests.sh: reports in $final" >&2
+	echo "run_tests.sh: reports in $rundir" >&2
 	exit "$rc"
 	;;
 compare)

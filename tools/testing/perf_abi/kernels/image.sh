@@ -31,7 +31,7 @@ die() {
 }
 
 IMAGE_MAX=$((256 * 1024 * 1024))
-partial= toobig=
+partial= toobig= fresh=
 trap '[ -z "$partial" ] || rm -f "$partial"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
@@ -139,6 +139,7 @@ unpacked() {	# FILE HOW: path= the cached decompressed copy; status 1
 		fi
 		mv -f "$partial" "$out"
 		partial=
+		fresh=$out
 	fi
 	path=$out
 }
@@ -204,7 +205,8 @@ case $(bytes "$path" 0 2) in
 	fi ;;
 esac
 
-arch=$(identify "$path") || die "$spec: $arch"
+# A copy this run unpacked that is no kernel is not kept (issue 28).
+arch=$(identify "$path") || { rm -f "${fresh:-}"; die "$spec: $arch"; }
 if [ -n "$want" ] && [ "$want" != "$arch" ]; then
 	die "$spec is an $arch kernel, not $want"
 fi

@@ -11,7 +11,9 @@
 # carry inline, DIR/perf_events.yaml (Lava-Test Test Definition 1.0).  The
 # jobs fetch their files from file:// URLs in DIR: lava-run on this machine
 # runs them as they are; for a lab, serve DIR and change the URLs (README).
-# No kernel SPEC: the default matrix (kernels/matrix.list).
+# No kernel SPEC: the default matrix (kernels/matrix.list).  DIR must be
+# new or empty (issue 28): nothing in it is replaced or removed but what
+# this run wrote, which a failure removes again.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -80,6 +82,8 @@ done
 if [ -e "$dir" ] && [ ! -d "$dir" ]; then
 	die "--lava-job: $dir exists and is not a directory"
 fi
+[ ! -d "$dir" ] || [ -z "$(ls -A -- "$dir" 2>/dev/null)" ] ||
+	die "--lava-job: $dir is not empty: give a new or empty directory"
 if [ -z "$matrix" ] && [ ${#specs[@]} = 0 ]; then
 	matrix=$m/kernels/matrix.list
 fi
@@ -109,7 +113,7 @@ k_arch=() k_label=() k_path=()
 for s in "${specs[@]}"; do
 	err=$(mktemp)
 	if ! r=$("$m/kernels/image.sh" "$s" 2>"$err"); then
-		msg=$(grep -v '^$' "$err" | tail -n 1 | sed -E 's/^(image|debian|apt-fetch)(\.sh)?: //')
+		msg=$(grep -av '^$' "$err" | tail -n 1 | sed -E 's/^(image|debian|apt-fetch)(\.sh)?: //')
 		rm -f "$err"
 		die "${msg:-cannot use kernel $s}"
 	fi
@@ -145,13 +149,32 @@ for a in $(printf '%s\n' "${k_arch[@]}" | sort -u); do
 	rm -f "$err"
 done
 
-mkdir -p "$dir"
+# DIR, claimed: made by this run, or empty and locked by it.
+made=
+[ -d "$dir" ] || { mkdir -p -- "$(dirname -- "$dir")" && mkdir -- "$dir" && made=1; } ||
+	die "--lava-job: cannot create $dir"
 dir=$(cd "$dir" && pwd)
+exec 6<"$dir"
+flock -n 6 && [ -z "$(ls -A -- "$dir")" ] || {
+	[ -z "$made" ] || ! flock -n 6 || rmdir -- "$dir"
+	die "--lava-job: $dir is not empty, or another run is writing to it"
+}
+wrote=()
+undo() {	# what this run wrote, on a failure
+	local f
+	for f in ${wrote[@]+"${wrote[@]}"}; do rm -rf -- "${dir:?}/$f"; done
+	[ -z "$made" ] || rmdir -- "$dir" 2>/dev/null || true
+}
+trap 'rc=$?; [ "$rc" = 0 ] || undo' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
+wrote+=(perf_events.yaml)
 cp "$here/perf_events.yaml" "$dir/perf_events.yaml"
 for ((i = 0; i < ${#specs[@]}; i++)); do
 	a=${k_arch[i]} l=${k_label[i]}
-	rm -rf "$dir/$l" "$dir/$l.yaml"
-	mkdir -p "$dir/$l"
+	wrote+=("$l" "$l.yaml" "$l.yaml.tmp")
+	mkdir -- "$dir/$l"
 	cp "${k_path[i]}" "$dir/$l/kernel"
 	cp "${ramdisk[$a]}" "$dir/$l/ramdisk.cpio"
 	python3 "$here/lava.py" job --arch "$a" --label "$l" \

@@ -221,7 +221,7 @@ if [ "$mode" = versions ]; then
 fi
 
 fetch() {	# PKG[=VER] -> path of the .deb in the cache
-	local pkg=${1%%=*} ver='' deb tmp fver
+	local pkg=${1%%=*} ver='' deb fver
 	case $1 in *=*) ver=${1#*=} ;; esac
 	[ -n "$ver" ] || ver=$(versions "$pkg" | head -n 1)
 	if [ -z "$ver" ]; then
@@ -232,16 +232,19 @@ fetch() {	# PKG[=VER] -> path of the .deb in the cache
 	deb=$cache/debs/${pkg}_${fver}_$arch.deb
 	[ -s "$deb" ] || deb=$cache/debs/${pkg}_${fver}_all.deb
 	if [ ! -s "$deb" ]; then
-		tmp=$(mktemp -d "$cache/debs/.dl.XXXXXX")
-		if ! (cd "$tmp" && apt-get "${apt_opts[@]}" download "$pkg=$ver" >/dev/null 2>&1); then
-			rm -rf "$tmp"
+		# An interrupted download leaves nothing in the cache (issue 28).
+		dl_tmp=$(mktemp -d "$cache/debs/.dl.XXXXXX")
+		trap 'rm -rf "$dl_tmp"' EXIT
+		trap 'exit 130' INT
+		trap 'exit 143' TERM
+		trap 'exit 129' HUP
+		if ! (cd "$dl_tmp" && apt-get "${apt_opts[@]}" download "$pkg=$ver" >/dev/null 2>&1); then
 			echo "apt-fetch: download of $pkg $ver ($arch, $suite) failed" >&2
 			return 2
 		fi
-		deb=$(ls "$tmp"/*.deb | head -n 1)
+		deb=$(ls "$dl_tmp"/*.deb | head -n 1)
 		mv -f "$deb" "$cache/debs/"
 		deb=$cache/debs/$(basename "$deb")
-		rm -rf "$tmp"
 	fi
 	echo "$deb"
 }

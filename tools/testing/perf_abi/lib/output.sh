@@ -1,62 +1,42 @@
 # SPDX-License-Identifier: GPL-2.0
-# shellcheck shell=bash disable=SC2034  # OUT_PREVIOUS: read by run_tests.sh
+# shellcheck shell=bash
 #
-# Sourced by run_tests.sh: the --output directory.
+# Sourced by run_tests.sh: the run's own directory (issue 28).
 #
-# DIR is resolved first (out_resolve: realpath -m, so that "new/.." is the
-# directory it names) and every check applies to the resolved path.  A
-# non-empty DIR without the marker DIR/.perf-abi-output is refused up front
-# (it is someone else's), unless it lies in build/ or holds the
-# summary.json and report.ktap of an earlier run_tests.sh.  The run holds
-# a lock on DIR (flock on the directory itself) from out_create to its end.
-#
-# A run writes its reports into a work directory and publishes them at the
-# end (out_publish): copied into a staging directory inside DIR (a full
-# disk fails there, with DIR as it was), then each file renamed into
-# place.  The files the previous run listed in the marker are removed, if
-# their names are of the kinds run_tests.sh writes (a forged marker cannot
-# remove a user's file of another name).  An interrupted run that replaces
-# complete results moves them to DIR/previous/ instead (OUT_PREVIOUS says
-# so); an interrupted run over interrupted results carries previous/ on.
+# Every run writes into a directory of its own, and removes or renames
+# nothing it did not create in this run:
+#   -o DIR     DIR itself, which must be new or empty;
+#   --runs DIR a new DIR/<UTC time>-<pid>/ (made with mkdir: never one
+#              that exists), and DIR/latest, a symlink replaced with one
+#              rename when a run completes.  DIR may hold anything else.
+# The run holds an flock on its directory from out_claim to its end.
+# Reports are written into the run's work directory and copied in at the
+# end (out_publish).  What could not be copied (a full disk) is removed
+# again, with the directories this run made: the next run finds DIR as it
+# was.  Signals are held while the reports are copied.
 
-OUT_MARKER=.perf-abi-output
-OUT_STAGE=.perf-abi-staging
-out_made=	# the topmost directory this run created, if any
-OUT_PREVIOUS=	# set by out_publish: where the complete results before went
+out_made=()	# directories this run made (mkdir), outermost first
+out_claimed=	# the run's directory, once it is locked and ours
+out_wrote=()	# names this run copied into it
+out_latest=	# --runs: the temporary link of latest, until renamed
 
 # out_resolve PATH: the absolute path PATH names, links and .. resolved
 out_resolve() {
 	realpath -m -- "$1"
 }
 
-# out_ours NAME: a name run_tests.sh writes into DIR (what a marker may
-# list for removal)
-out_ours() {
-	case $1 in
-	''|.|..|*/*) return 1 ;;
-	summary.json|junit.xml|table.md|report.ktap|flips.txt|INTERRUPTED|repeat|previous) return 0 ;;
-	*.ktap|*.console|*.splats.json|*.qemu|*.uncovered) return 0 ;;
-	esac
-	return 1
-}
-
-# out_check DIR BUILD: an error message on stdout if DIR cannot be ours
+# out_check DIR: an error message on stdout if DIR cannot be the run's
 out_check() {
 	local d=$1 p
+	[ ${#d} -lt 3800 ] || { echo "the path is ${#d} bytes long; at most 3800"; return; }
 	if [ -e "$d" ] && [ ! -d "$d" ]; then
 		echo "$d exists and is not a directory"
 		return
 	fi
 	if [ -d "$d" ]; then
 		[ -w "$d" ] && [ -x "$d" ] || { echo "cannot write into $d"; return; }
-		case $(cd "$d" && pwd -P)/ in "$(cd "$2" 2>/dev/null && pwd -P)"/*) return ;; esac
-		# Reports of a run_tests.sh from before the marker: ours, but
-		# nothing in them is known to be ours to remove.
-		[ -f "$d/$OUT_MARKER" ] || [ ! -f "$d/summary.json" ] || [ ! -f "$d/report.ktap" ] ||
-			return 0
-		if [ ! -f "$d/$OUT_MARKER" ] && [ -n "$(ls -A "$d" 2>/dev/null)" ]; then
-			echo "$d is not empty and holds no earlier report of run_tests.sh ($OUT_MARKER): give a new or empty directory"
-		fi
+		[ -n "${2:-}" ] || [ -z "$(ls -A -- "$d" 2>/dev/null)" ] ||
+			echo "$d is not empty: give a new or empty directory (a run never writes over earlier results; --runs DIR keeps every run in DIR/<time>-<pid>/)"
 		return
 	fi
 	# The nearest existing parent must be a directory we can write.
@@ -68,92 +48,97 @@ out_check() {
 		echo "cannot create $d ($p is not a writable directory)"
 }
 
-# out_create DIR: make it (and remember what we made, to undo)
-out_create() {
-	local p=$1 top=
+# out_mkdir DIR: make DIR and its missing parents one by one, noting the
+# ones this run made (another run may make one at the same time)
+out_mkdir() {
+	local p=$1 todo=()
 	while [ ! -e "$p" ]; do
-		top=$p
+		todo=("$p" ${todo[@]+"${todo[@]}"})
 		p=$(dirname -- "$p")
 	done
-	mkdir -p -- "$1" || return 1
-	out_made=$top
-}
-
-# out_lock DIR: hold a lock on DIR until this shell exits (fd 6); status 1
-# when another run holds it
-out_lock() {
-	exec 6<"$1" || return 1
-	flock -n 6
-}
-
-# out_undo: remove what out_create made if nothing was written into it
-out_undo() {
-	[ -n "$out_made" ] && [ -d "$out_made" ] || return 0
-	[ -z "$(find "$out_made" ! -type d -print -quit 2>/dev/null)" ] &&
-		rm -rf -- "$out_made"
-	out_made=
-}
-
-# out_keeps DIR: "old" when DIR holds complete results of ours (an
-# interrupted run moves them to previous/), "carry" when it holds
-# interrupted ones over a previous/ (kept on), else nothing
-out_keeps() {
-	[ -f "$1/$OUT_MARKER" ] || return 0
-	if [ ! -e "$1/INTERRUPTED" ]; then
-		[ -z "$(sed -n '/^#/d; p' "$1/$OUT_MARKER")" ] || echo old
-	elif [ -d "$1/previous" ]; then
-		echo carry
-	fi
-}
-
-# out_publish SRC DIR [interrupted]: the files of SRC replace our earlier
-# ones in DIR.  Status 1, with a message on stderr and DIR as it was, when
-# they cannot be written there.
-out_publish() {
-	local src=$1 d=$2 why=${3:-} stage f old keep= err
-	OUT_PREVIOUS=
-	stage=$(mktemp -d "$d/$OUT_STAGE.XXXXXX" 2>/dev/null) || {
-		echo "run_tests.sh: cannot write the reports into $d" >&2
-		return 1
-	}
-	[ -z "$why" ] || keep=$(out_keeps "$d")
-	if ! err=$(cp -a -- "$src/." "$stage/" 2>&1) || ! err=$({
-		echo "# files written by run_tests.sh (removed by its next run here)"
-		(cd -- "$stage" && ls -A) | grep -vxF -e .marker
-		[ -z "$keep" ] || echo previous
-	} 2>&1 > "$stage/.marker"); then
-		err=${err##*$'\n'}
-		echo "run_tests.sh: cannot write the reports into $d: ${err##*: }" >&2
-		rm -rf -- "$stage"
-		return 1
-	fi
-	# Our earlier files out of the way (renames: no space needed).
-	old=$stage/.old
-	mkdir -- "$old" 2>/dev/null || { rm -rf -- "$stage"; echo "run_tests.sh: cannot write the reports into $d" >&2; return 1; }
-	if [ -f "$d/$OUT_MARKER" ]; then
-		while IFS= read -r f; do
-			out_ours "$f" || continue
-			[ -e "$d/$f" ] || [ -L "$d/$f" ] || continue
-			mv -f -- "$d/$f" "$old/" 2>/dev/null || true
-		done < "$d/$OUT_MARKER"
-	fi
-	for f in "$stage"/* "$stage"/.[!.]*; do
-		[ -e "$f" ] || continue
-		case ${f##*/} in .old|.marker) continue ;; esac
-		if [ -e "$d/${f##*/}" ] || [ -L "$d/${f##*/}" ]; then
-			mv -f -- "$d/${f##*/}" "$old/" 2>/dev/null || rm -rf -- "${d:?}/${f##*/}"
+	for p in ${todo[@]+"${todo[@]}"}; do
+		if mkdir -- "$p" 2>/dev/null; then
+			out_made+=("$p")
 		fi
-		mv -f -- "$f" "$d/"
 	done
-	case $keep in
-	old)
-		rm -rf -- "$old/previous"
-		mv -- "$old" "$d/previous" && OUT_PREVIOUS=$d/previous ;;
-	carry)
-		[ ! -d "$old/previous" ] || mv -- "$old/previous" "$d/previous" &&
-			OUT_PREVIOUS=$d/previous ;;
-	esac
-	mv -f -- "$stage/.marker" "$d/$OUT_MARKER"
-	rm -rf -- "$stage"
-	out_made=
+	[ -d "$1" ]
+}
+
+# out_claim DIR [runs]: make the run's directory and lock it (fd 6);
+# status 1 and out_err when it cannot be ours
+out_claim() {
+	local d=$1
+	out_err="cannot create $d"
+	if [ -n "${2:-}" ]; then
+		out_mkdir "$d" || return 1
+		local i stamp
+		stamp=$(date -u +%Y%m%dT%H%M%SZ)-$$
+		for ((i = 0; ; i++)); do
+			d=$1/$stamp
+			[ "$i" = 0 ] || d=$d.$i
+			mkdir -- "$d" 2>/dev/null && break
+			[ "$i" -lt 100 ] || return 1
+		done
+		out_made+=("$d")
+	else
+		out_mkdir "$d" || return 1
+	fi
+	exec 6<"$d" || return 1
+	if ! flock -n 6; then
+		# another run's, even if this one made it
+		[ ${#out_made[@]} = 0 ] || [ "${out_made[-1]}" != "$d" ] || unset 'out_made[-1]'
+		out_err="another run_tests.sh is writing to $d"
+		return 1
+	fi
+	out_err="$d is not empty: give a new or empty directory"
+	[ -z "$(ls -A -- "$d" 2>/dev/null)" ] || return 1
+	out_claimed=$d
+}
+
+# out_undo: what this run made and wrote, removed (never another run's:
+# only with the directory locked, and rmdir removes only empty ones)
+out_undo() {
+	local i f
+	[ -z "$out_latest" ] || rm -f -- "$out_latest"
+	out_latest=
+	if [ -n "$out_claimed" ]; then
+		for f in ${out_wrote[@]+"${out_wrote[@]}"}; do
+			rm -rf -- "${out_claimed:?}/$f"
+		done
+	fi
+	for ((i = ${#out_made[@]} - 1; i >= 0; i--)); do
+		rmdir -- "${out_made[i]}" 2>/dev/null || break
+	done
+	out_made=() out_wrote=() out_claimed=
+}
+
+# out_publish SRC [complete]: copy the reports of SRC into the claimed
+# directory; with "complete" and --runs, point latest at it.  Status 1,
+# with a message on stderr and nothing left of this run, when they cannot
+# be written there.
+out_publish() {
+	local src=$1 f err= name st=0
+	for f in "$src"/* "$src"/.[!.]*; do
+		[ -e "$f" ] || continue
+		name=${f##*/}
+		out_wrote+=("$name")
+		err=$(cp -a -- "$f" "$out_claimed/" 2>&1) || { st=1; break; }
+	done
+	if [ "$st" != 0 ]; then
+		echo "run_tests.sh: cannot write the reports into $out_claimed${err:+: ${err##*: }}" >&2
+		out_undo
+		return 1
+	fi
+	if [ -n "${2:-}" ] && [ -n "$runs" ]; then
+		name=${out_claimed##*/}
+		if [ -e "$runs/latest" ] && [ ! -L "$runs/latest" ]; then
+			echo "run_tests.sh: $runs/latest is not a symlink of run_tests.sh: left as it is" >&2
+		else
+			out_latest=$runs/.latest.$name
+			ln -s -- "$name" "$out_latest" && mv -T -- "$out_latest" "$runs/latest" ||
+				rm -f -- "$out_latest"
+			out_latest=
+		fi
+	fi
+	out_made=() out_wrote=() out_claimed=
 }

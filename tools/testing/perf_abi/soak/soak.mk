@@ -66,6 +66,7 @@ $(addprefix soak-,$(SOAK_CASES)): soak-%: $(B)/sibling-host
 	    fi ;; \
 	  esac; \
 	  t0=$$(date +%s); \
+	  rm -rf "$(SOAK_OUT)/$$c"; \
 	  ./run_tests.sh $$args -o "$(SOAK_OUT)/$$c" >/dev/null; rc=$$?; \
 	  [ -z "$$spid" ] || { kill $$spid; wait $$spid 2>/dev/null; }; \
 	  [ -z "$$bpid" ] || { kill $$bpid; wait $$bpid 2>/dev/null; }; \

@@ -16,7 +16,8 @@
 #                    passed, then panic (the guest ends, no end marker)
 #                    cells: one --cells cell whose program reports ok over
 #                    tests that all skipped
-#   perf_abi.sysctl=NAME=VALUE on the -append line: as vm/init answers it;
+#   perf_abi.sysctl=NAME=VALUE (perf_abi.paranoid=N) on the -append line:
+#   as vm/init answers it;
 #   the only setting this guest has is kernel.perf_event_paranoid (-1 to 3)
 #   FAKE_QEMU_SLEEP  seconds before the end marker (a kernel whose image
 #                    name holds "fast" never waits)
@@ -44,8 +45,11 @@ if [ "${FAKE_QEMU_MODE:-ok}" = noboot ]; then
 	exit 1
 fi
 for a in $append; do
-	case $a in perf_abi.sysctl=*) ;; *) continue ;; esac
-	a=${a#perf_abi.sysctl=}
+	case $a in
+	perf_abi.sysctl=*) a=${a#perf_abi.sysctl=} ;;
+	perf_abi.paranoid=*) a=kernel.perf_event_paranoid=${a#perf_abi.paranoid=} ;;
+	*) continue ;;
+	esac
 	name=${a%%=*} val=${a#*=}
 	if [ "$name" != kernel.perf_event_paranoid ]; then
 		echo "@@PERF_ABI@@ SYSCTL $name: no such setting on this kernel, left alone"

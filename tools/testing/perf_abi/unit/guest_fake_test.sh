@@ -177,21 +177,22 @@ for f in fast-bzImage.ktap summary.json junit.xml report.ktap; do
 done
 result "--kernel X -o D | head still writes D" "$why"
 
-# An earlier run's files go, a file of the user's stays, a foreign
-# non-empty directory is refused.
+# A run never writes over earlier results (issue 28): -o D holding them,
+# or a user's file, is refused with D as it was; --runs keeps each run.
 echo mine > "$tmp/out2/notes.txt"
-echo stale > "$tmp/out2/old-kernel.ktap"
-echo old-kernel.ktap >> "$tmp/out2/.perf-abi-output"
+(cd "$tmp/out2" && ls -lA --time-style=+%s.%N) > "$tmp/before"
 "$rt" --kernel "$tmp/fast-bzImage" --suite "$s" -o "$tmp/out2" >/dev/null 2>"$tmp/stderr"
-why=
-[ ! -e "$tmp/out2/old-kernel.ktap" ] || why="a stale file of the earlier run stayed"
-[ -f "$tmp/out2/notes.txt" ] || why="$why; removed a file it did not write"
-mkdir -p "$tmp/out3" && echo x > "$tmp/out3/precious"
-"$rt" --kernel "$tmp/fast-bzImage" --suite "$s" -o "$tmp/out3" >/dev/null 2>"$tmp/stderr"
 rc=$?
-[ "$rc" = 2 ] && grep -q 'not empty' "$tmp/stderr" || why="$why; a foreign directory: exit $rc"
-[ -f "$tmp/out3/precious" ] || why="$why; removed a foreign file"
-result "stale files of an earlier run go, files not ours stay" "${why#; }"
+why=
+[ "$rc" = 2 ] && grep -q 'not empty' "$tmp/stderr" || why="a rerun into D: exit $rc"
+(cd "$tmp/out2" && ls -lA --time-style=+%s.%N) | cmp -s - "$tmp/before" || why="$why; D changed"
+for i in 1 2; do
+	"$rt" --kernel "$tmp/fast-bzImage" --suite "$s" --runs "$tmp/out3" >/dev/null 2>"$tmp/stderr" ||
+		why="$why; --runs: exit $?: $(tail -n 1 "$tmp/stderr")"
+done
+[ "$(find "$tmp/out3" -mindepth 2 -name summary.json | wc -l)" = 2 ] &&
+	[ -s "$tmp/out3/latest/summary.json" ] || why="$why; --runs twice: $(ls "$tmp/out3" | tr '\n' ' ')"
+result "a rerun into a non-empty -o is refused; --runs keeps both runs" "${why#; }"
 
 # --repeat in a guest: one boot per run, every run's KTAP kept.
 "$rt" --kernel "$tmp/fast-bzImage" --suite "$s" --repeat 2 -o "$tmp/out4" >"$tmp/stdout" 2>"$tmp/stderr"

@@ -128,6 +128,7 @@ end() {	# OBSERVED
 	snap > "$io/after"
 	cmp -s "$io/before" "$io/after" ||
 		add "changed files outside the output and the cache: $(diff "$io/before" "$io/after" | grep '^[<>]' | head -n 3 | tr '\n' ' ')"
+	rm -rf "$D"	# each row's own output directory
 	n=$((n + 1))
 	rows+=("$row_input | $row_expect | $obs")
 	echo "# row: $row_input | $row_expect | $obs ($((SECONDS - row_t0)) s)"
@@ -163,7 +164,6 @@ refusal() {
 }
 
 echo "TAP version 13"
-echo "1..25"
 
 # --- results lost --------------------------------------------------------
 
@@ -174,56 +174,72 @@ begin "-o X/new/.. is X: a foreign directory is refused" \
 	"-o x/new/.. where x holds a user's summary.json" "2; x untouched"
 rt_run -- --kernel "$bz" --suite "$suite" -o "$s/x/new/.."
 want_rc 2
-want_err 'is not empty and holds no earlier report'
+want_err 'is not empty: give a new or empty directory'
 [ "$(ls -A "$s/x")" = summary.json ] && [ "$(cat "$s/x/summary.json")" = mine ] ||
 	add "x changed: $(ls -A "$s/x" | tr '\n' ' ')"
 end "$rc; $(first_err)"
 rm -rf "$s/x"
 
-# 1. A forged marker removes no file of another kind than ours.
+# 1. A directory of a user's files, a marker of an earlier run_tests.sh
+# forged in it: refused, nothing in it touched (issue 28: never a folder
+# judged ours by the names in it).
 mkdir -p "$D/sub"
 echo keep > "$D/sub/f"
 echo keep > "$D/a"
 printf '# forged\nsub\na\n../aaa\n' > "$D/.perf-abi-output"
-begin "a forged marker cannot remove a user's files" \
-	"-o D, D's marker forged to list sub, a, ../aaa" "0; sub/, a, ../aaa kept"
+ls -lAR --time-style=+%s.%N "$D" > "$io/d.before"
+begin "a forged marker makes no directory ours" \
+	"-o D, D's marker forged to list sub, a, ../aaa" "2; D untouched"
 rt_run -- --kernel "$bz" --suite "$suite" -o "$D"
-want_rc 0
-[ -f "$D/sub/f" ] && [ -f "$D/a" ] || add "removed a user's file"
-[ -s "$D/summary.json" ] && [ -s "$D/bzImage.ktap" ] || add "no reports"
-end "$rc; sub/ a kept: $([ -f "$D/sub/f" ] && [ -f "$D/a" ] && echo yes || echo no)"
+want_rc 2
+want_err 'is not empty: give a new or empty directory'
+ls -lAR --time-style=+%s.%N "$D" | cmp -s - "$io/d.before" || add "D changed"
+end "$rc; $(first_err | cut -c1-90)"
+rm -rf "$D"
 
-# 4. An interrupted rerun keeps the complete results before it (D is
-# complete now), and the guest's console so far; 5. a second run on the
-# same D meanwhile is refused.
-begin "SIGINT in a rerun: the complete results before go to previous/" \
-	"rerun -o D (complete), SIGINT while the guest runs" "130; D/previous/ the complete run, the partial console kept"
+# 4. An interrupted run keeps the complete runs before it as they were,
+# and the guest's console so far, in a directory of its own.
+R=$s/x
+rt_run -- --kernel "$bz" --suite "$suite" --runs "$R"
+first_run=$(readlink "$R/latest" 2>/dev/null)
+(cd "$R" && find . -type f -printf '%p %s %T@\n' | sort) > "$io/r.before"
+begin "SIGINT in a second run: the complete run before stays as it was" \
+	"--runs R twice, SIGINT to the second while the guest runs" "130; R/<first>/ and latest as they were, INTERRUPTED and the console so far in R/<second>/"
 export FAKE_QEMU_SLEEP=30
-start --kernel "$bz" --suite "$suite" -o "$D"
+start --kernel "$bz" --suite "$suite" --runs "$R"
 wait_qemu || add "no fake qemu started"
-# 5. meanwhile, a second run with the same -o
-rc2=0
-"$rt" --kernel "$bz" --suite "$suite" -o "$D" >"$io/stdout.b" 2>"$io/stderr.b" </dev/null || rc2=$?
 kill -INT -- "-$pid" 2>/dev/null
 rc=0
 wait "$pid" || rc=$?
 unset FAKE_QEMU_SLEEP
 want_rc 130
-want_err 'the complete results of the run before are in .*/previous/'
-[ -s "$D/previous/summary.json" ] && [ -s "$D/previous/bzImage.ktap" ] ||
-	add "the complete results before are not in D/previous/"
-grep -q 'previous/' "$D/INTERRUPTED" 2>/dev/null || add "INTERRUPTED does not say where they went"
-grep -q '@@PERF_ABI@@ UP' "$D/bzImage.console" 2>/dev/null || add "the guest's console so far was not kept"
-[ -f "$D/sub/f" ] && [ -f "$D/a" ] || add "removed a user's file"
-end "$rc; previous/: $(ls "$D/previous" 2>/dev/null | tr '\n' ' ')"
+[ -n "$first_run" ] && [ -s "$R/$first_run/summary.json" ] || add "the first run: no latest/summary.json"
+(cd "$R" && find . -type f ! -path "./*/INTERRUPTED" -printf '%p %s %T@\n' | sort) > "$io/r.after"
+second=$(cd "$R" && ls -d ./*/INTERRUPTED 2>/dev/null | cut -d/ -f2)
+[ -n "$second" ] || add "no INTERRUPTED"
+grep -v "^./$second/" "$io/r.after" | cmp -s - "$io/r.before" || add "the first run changed"
+[ "$(readlink "$R/latest")" = "$first_run" ] || add "latest moved to an interrupted run"
+grep -q '@@PERF_ABI@@ UP' "$R/$second/bzImage.console" 2>/dev/null || add "the guest's console so far was not kept"
+[ -z "$(find "$R" -name '.latest.*')" ] || add "a staging link was left"
+end "$rc; $(ls "$R" | tr '\n' ' ')"
+rm -rf "$R"
 
 begin "a second run on the same -o is refused while the first runs" \
-	"two runs with the same -o D at once" "2 for the second; the first's results its own"
-rc=$rc2
+	"two runs with the same -o D at once, then SIGTERM to the first" "2 for the second; 143 and INTERRUPTED for the first"
+export FAKE_QEMU_SLEEP=30
+start --kernel "$bz" --suite "$suite" -o "$D"
+wait_qemu || add "no fake qemu started"
+rc=0
+"$rt" --kernel "$bz" --suite "$suite" -o "$D" >"$io/stdout.b" 2>"$io/stderr.b" </dev/null || rc=$?
+kill -TERM "$pid" 2>/dev/null
+rc1=0
+wait "$pid" || rc1=$?
+unset FAKE_QEMU_SLEEP
 cp "$io/stderr.b" "$io/stderr"
 want_rc 2
 want_err 'another run_tests.sh is writing to'
-end "$rc; $(first_err)"
+[ "$rc1" = 143 ] && [ -f "$D/INTERRUPTED" ] || add "the first: exit $rc1, $(ls "$D" | tr '\n' ' ')"
+end "$rc, then $rc1; $(first_err)"
 
 # 2. Side files that cannot be written: exit 2, the reports kept.
 rm -rf "$D"
@@ -233,7 +249,7 @@ rt_run -- --kernel "$bz" --suite "$suite" -o "$D" -l /dev/full --ktap /dev/full
 want_rc 2
 want_err '^run_tests.sh: --log: cannot write /dev/full'
 want_err '^run_tests.sh: --ktap: cannot write /dev/full'
-[ -s "$D/summary.json" ] && [ -s "$D/bzImage.ktap" ] && [ -f "$D/.perf-abi-output" ] ||
+[ -s "$D/summary.json" ] && [ -s "$D/bzImage.ktap" ] ||
 	add "the reports were not kept"
 grep -q '^ "exit": 2$' "$D/summary.json" 2>/dev/null || add "summary.json's exit is not 2"
 end "$rc; reports kept: $([ -s "$D/summary.json" ] && echo yes || echo no)"
@@ -276,7 +292,7 @@ if mkdir -p "$tmp/mnt/full" && mount -t tmpfs -o size=64k tmpfs "$tmp/mnt/full" 
 	rc1=$rc
 	rt_run -- --kernel "$bz" --suite "$suite" -o "$tmp/mnt/full/out"
 	[ "$rc" = 0 ] || add "the next run there: exit $rc: $(first_err)"
-	[ -f "$tmp/mnt/full/out/.perf-abi-output" ] || add "the next run wrote no marker"
+	[ -s "$tmp/mnt/full/out/summary.json" ] || add "the next run wrote no summary.json"
 	rc2=$rc rc=$rc1
 	end "$rc1 then $rc2; left after the first: ${left:-nothing}"
 else
@@ -429,5 +445,265 @@ end "$rc; $(first_err)"
 refusal "a tab in -o" "-o 'o<TAB>ut'" 'a control character' \
 	--kernel "$bz" --suite "$suite" -o "$s/o"$'\t'"ut"
 
+# --- issue 28: the hostile tester's table ------------------------------------
+
+# 28.0 Ctrl-C during a host run: 130, INTERRUPTED in the run's own
+# directory, the complete run before as it was.
+if [ -x "$build/install-host/run_kselftest.sh" ]; then
+	R=$s/x
+	rt_run -- -t mmap_page --runs "$R"
+	first_run=$(readlink "$R/latest" 2>/dev/null)
+	(cd "$R" && find . -type f -printf '%p %s %T@\n' | sort) > "$io/r.before"
+	begin "28.0 SIGINT to the process group during a host run" \
+		"--runs R -t mmap_page, again with SIGINT while mmap_page runs" "130; INTERRUPTED in the new run; the complete one untouched"
+	start -t mmap_page --runs "$R"
+	for ((i = 0; i < 300; i++)); do
+		grep -q '^# ok 2 ' "$io/stdout" && break
+		sleep 0.05
+	done
+	kill -INT -- "-$pid" 2>/dev/null
+	rc=0
+	wait "$pid" || rc=$?
+	want_rc 130
+	[ -n "$first_run" ] || add "the first run did not complete"
+	(cd "$R" && find . -type f -printf '%p %s %T@\n' | sort) | grep "^./$first_run/" |
+		cmp -s - "$io/r.before" || add "the complete run changed"
+	[ -n "$(find "$R" -mindepth 2 -name INTERRUPTED)" ] || add "no INTERRUPTED"
+	end "$rc; $(find "$R" -mindepth 2 -name INTERRUPTED | wc -l) INTERRUPTED"
+	rm -rf "$R"
+else
+	skip "28.0 SIGINT during a host run" "-t mmap_page, SIGINT" "the suite is not built (make install-host)"
+fi
+
+# 28.1 --lava-job into a directory that is not empty: refused up front.
+mkdir -p "$s/x/bzImage"
+echo mine > "$s/x/bzImage/keep"
+cp "$bz" "$s/x/arm64.img"
+ls -lAR --time-style=+%s.%N "$s/x" > "$io/d.before"
+begin "28.1 --lava-job DIR holding a user's folder and the kernel" \
+	"--lava-job x --kernel x/arm64.img, x/bzImage/keep" "2; x untouched"
+rt_run -- --lava-job "$s/x" --kernel "$s/x/arm64.img"
+want_rc 2
+want_err 'is not empty'
+ls -lAR --time-style=+%s.%N "$s/x" | cmp -s - "$io/d.before" || add "x changed"
+end "$rc; $(first_err)"
+rm -rf "$s/x"
+
+# 28.2 Two runs into the same new, deep -o at once: one writes, the other
+# is refused, the directory stays with the first's results.
+begin "28.2 two runs into the same new deep -o at once (4 pairs)" \
+	"-o x/a/b/c/d/N twice at once" "one 0, one 2, each time; the results kept"
+for i in 1 2 3 4; do
+	d=$s/x/a/b/c/d/$i
+	"$rt" --kernel "$bz" --suite "$suite" -o "$d" >/dev/null 2>"$io/e1" </dev/null & p1=$!
+	"$rt" --kernel "$bz" --suite "$suite" -o "$d" >/dev/null 2>"$io/e2" </dev/null & p2=$!
+	r1=0 r2=0
+	wait "$p1" || r1=$?
+	wait "$p2" || r2=$?
+	case "$r1 $r2" in "0 2"|"2 0") ;; *) add "pair $i: exits $r1 $r2" ;; esac
+	[ -s "$d/summary.json" ] || add "pair $i: no results in $d"
+done
+rc=0
+end "the pairs' results: $(find "$s/x" -name summary.json | wc -l) of 4"
+rm -rf "$s/x"
+
+# 28.4 Files named like reports make no directory ours.
+mkdir -p "$s/x"
+echo '{"my":"data"}' > "$s/x/summary.json"
+echo notes > "$s/x/report.ktap"
+echo log > "$s/x/host.ktap"
+ls -lA --time-style=+%s.%N "$s/x" > "$io/d.before"
+begin "28.4 a folder of the user's summary.json, report.ktap, host.ktap" \
+	"-t mmap_page:page.cpu_clock_opened.abi -o M (M: the user's files)" "2; M untouched"
+rt_run -- -t mmap_page:page.cpu_clock_opened.abi -o "$s/x"
+want_rc 2
+want_err 'is not empty'
+ls -lA --time-style=+%s.%N "$s/x" | cmp -s - "$io/d.before" || add "M changed"
+end "$rc; $(first_err | cut -c1-90)"
+rm -rf "$s/x"
+
+# 28.5 A stderr that cannot be written changes no exit code.
+for c in "0 ok" "4 cells --cells user@3" "3 noboot"; do
+	read -r code mode extra <<<"$c"
+	for e in full closed; do
+		begin "28.5 stderr $e, a guest that gives $code" "--kernel K ($mode) 2>$e" "$code"
+		rc=0
+		if [ $e = full ]; then
+			env FAKE_QEMU_MODE="$mode" PERF_ABI_BOOT_ALLOWANCE=3 "$rt" --kernel "$bz" --suite "$suite" \
+				-o "$D" $extra >"$io/stdout" 2>/dev/full </dev/null || rc=$?
+		else
+			env FAKE_QEMU_MODE="$mode" PERF_ABI_BOOT_ALLOWANCE=3 "$rt" --kernel "$bz" --suite "$suite" \
+				-o "$D" $extra >"$io/stdout" 2>&- </dev/null || rc=$?
+		fi
+		: > "$io/stderr"
+		want_rc "$code"
+		grep -q "^ \"exit\": $code\$" "$D/summary.json" 2>/dev/null || add "summary.json's exit is not $code"
+		end "$rc"
+	done
+done
+
+# 28.7 Waits are bounded and interruptible: the cache lock, a FIFO.
+mkdir -p "$PERF_ABI_CACHE"
+(exec 9>>"$PERF_ABI_CACHE/.lock" && flock 9 && exec sleep 60) & holder=$!
+sleep 0.3
+begin "28.7 SIGTERM while waiting for the cache lock" \
+	"--kernel K while another run holds the cache; SIGTERM after 2 s" "143 at once"
+start --kernel "$bz" --suite "$suite" -o "$D"
+sleep 2
+t0=$SECONDS
+kill -TERM "$pid"
+rc=0
+wait "$pid" || rc=$?
+want_rc 143
+[ $((SECONDS - t0)) -le 5 ] || add "took $((SECONDS - t0)) s"
+kill "$holder" 2>/dev/null
+wait "$holder" 2>/dev/null
+end "$rc after $((SECONDS - t0)) s"
+
+mkfifo "$io/fifo"
+refusal "28.7 --junit FIFO" "--junit FIFO" 'is a FIFO' --kernel "$bz" --suite "$suite" -o "$D" --junit "$io/fifo"
+rm -f "$io/fifo"
+
+# 28.8 A --label too long for a file name.
+refusal "28.8 a --label of 300 characters" "--label x...x (300)" 'at most 100' \
+	--kernel "$bz" --suite "$suite" -o "$D" --label "$(head -c 300 /dev/zero | tr '\0' x)"
+
+# 28.9 Settings refused in --append's syntax count as --sysctl's.
+begin "28.9 --append perf_abi.sysctl=... perf_abi.paranoid=... refused" \
+	"--append 'perf_abi.sysctl=kernel.no_such_knob=1 perf_abi.paranoid=zz'" "2; both named"
+rt_run -- --kernel "$bz" --suite "$suite" -o "$D" \
+	--append 'perf_abi.sysctl=kernel.no_such_knob=1 perf_abi.paranoid=zz'
+want_rc 2
+want_err 'kernel.no_such_knob: the guest refused it'
+want_err 'kernel.perf_event_paranoid: the guest refused it'
+grep -q '^ "exit": 2$' "$D/summary.json" 2>/dev/null || add "summary.json's exit is not 2"
+end "$rc; $(grep -c 'the guest refused' "$io/stderr") refusals named"
+
+# 28.10 A newline in the working directory, a relative --kernel.
+mkdir -p "$io/n"$'\n'"l"
+cp "$bz" "$io/n"$'\n'"l/bzImage"
+begin "28.10 a newline in the working directory, --kernel bzImage" "cd 'n<LF>l'; --kernel bzImage" "0"
+rc=0
+(cd "$io/n"$'\n'"l" && "$rt" --kernel bzImage --suite "$suite" -o "$D" \
+	>"$io/stdout" 2>"$io/stderr" </dev/null) || rc=$?
+want_rc 0
+end "$rc; $(tail -n 1 "$io/stdout")"
+rm -rf "$io/n"$'\n'"l"
+
+# 28.11 A non-UTF-8 byte in the path of a bad kernel: the real error.
+printf 'junk' > "$tmp/img/bad"$'\xff'"junk"
+begin "28.11 a bad kernel under a path with 0xff" "--kernel 'bad<0xff>junk'" "2; 'not a kernel image'"
+rt_run -- --kernel "$tmp/img/bad"$'\xff'"junk" --suite "$suite" -o "$D"
+want_rc 2
+want_err 'not a kernel image'
+grep -aq 'binary file matches' "$io/stderr" && add "grep's 'binary file matches' leaked"
+end "$rc; $(first_err | tr -c '[:print:]\n' '?')"
+
+# 28.12 Zeros under the cap, gzip'd: refused, nothing left in the cache.
+head -c 64M /dev/zero | gzip -1 > "$tmp/img/zeros64.gz"
+begin "28.12 64 MiB of gzip'd zeros as --kernel" "--kernel zeros64.gz" "2; nothing left in the cache"
+rt_run -- --kernel "$tmp/img/zeros64.gz" --suite "$suite" -o "$D"
+want_rc 2
+want_err 'not a kernel image'
+[ -z "$(find "$PERF_ABI_CACHE/kernels/unpacked" -type f 2>/dev/null)" ] ||
+	add "left in the cache: $(find "$PERF_ABI_CACHE/kernels/unpacked" -type f | tr '\n' ' ')"
+end "$rc; $(first_err)"
+rm -f "$tmp/img/zeros64.gz"
+
+# 28.13 A relative PERF_ABI_CACHE is the one in the current directory.
+begin "28.13 a relative PERF_ABI_CACHE" "cd io; PERF_ABI_CACHE=relcache --kernel K" "0; io/relcache used"
+rc=0
+(cd "$io" && PERF_ABI_CACHE=relcache "$rt" --kernel "$bz" --suite "$suite" -o "$D" \
+	>"$io/stdout" 2>"$io/stderr" </dev/null) || rc=$?
+want_rc 0
+[ -d "$io/relcache" ] || add "no io/relcache"
+end "$rc"
+rm -rf "$io/relcache"
+
+# 28.14 HOME that does not exist is not created in host mode either
+# (the framework's tree is cached: KSRC makes the host build run).
+begin "28.14 host mode, HOME that does not exist" "HOME=/nonexistent PERF_ABI_CACHE= KSRC=x -t mmap_page" \
+	"2; HOME not created"
+rt_run HOME="$tmp/nonexistent" PERF_ABI_CACHE= KSRC="$tmp/nosuch" -- -t mmap_page -o "$D"
+want_rc 2
+want_err 'is not a directory'
+[ ! -e "$tmp/nonexistent" ] || add "created $tmp/nonexistent"
+[ ! -e "$D" ] || add "made the output directory"
+end "$rc; $(first_err)"
+
+# 28.17 A download stopped by a signal leaves nothing in the cache (a
+# fake apt-get that writes part of a .deb and waits).
+mkdir -p "$tmp/fakedl"
+printf '%s\n' '#!/bin/sh' \
+	'case " $* " in *" download "*) head -c 1000 /dev/zero > partial_1_amd64.deb; exec sleep 30 ;; esac' \
+	'exit 0' > "$tmp/fakedl/apt-get"
+chmod +x "$tmp/fakedl/apt-get"
+begin "28.17 SIGTERM during a Debian download" "apt-fetch.sh --deb amd64 foo=1, SIGTERM mid-download" \
+	"143; nothing in the cache's debs/"
+PATH="$tmp/fakedl:$PATH" setsid "$top/tools/testing/perf_abi/lib/apt-fetch.sh" --deb amd64 foo=1 \
+	>"$io/stdout" 2>"$io/stderr" </dev/null &
+pid=$!
+for ((i = 0; i < 100; i++)); do
+	[ -n "$(find "$PERF_ABI_CACHE/debs" -name '*.deb' 2>/dev/null)" ] && break
+	sleep 0.1
+done
+kill -TERM -- "-$pid" 2>/dev/null
+rc=0
+wait "$pid" || rc=$?
+: > "$io/stderr"
+want_rc 143
+[ -z "$(ls -A "$PERF_ABI_CACHE/debs" 2>/dev/null)" ] || add "left: $(ls -A "$PERF_ABI_CACHE/debs" | tr '\n' ' ')"
+end "$rc; debs/: $(ls -A "$PERF_ABI_CACHE/debs" 2>/dev/null | wc -l) entries"
+rm -rf "$tmp/fakedl"
+
+# 28.15 Side files: never another side file, the runner, an input.
+refusal "28.15 --junit F --ktap F" "--junit F --ktap F" 'another side file' \
+	--kernel "$bz" --suite "$suite" -o "$D" --junit "$io/f" --ktap "$io/f"
+cp "$rt" "$io/rt.before"
+refusal "28.15 -l ./run_tests.sh" "-l run_tests.sh" 'a file of this project' \
+	--kernel "$bz" --suite "$suite" -o "$D" -l "$rt"
+cmp -s "$rt" "$io/rt.before" || echo "# run_tests.sh changed!"
+refusal "28.15 --ktap the kernel image" "--ktap K" 'an input of this run' \
+	--kernel "$bz" --suite "$suite" -o "$D" --ktap "$bz"
+
+# 28.16 An -o longer than PATH_MAX.
+refusal "28.16 an -o of 5000 bytes" "-o x/x...x" 'bytes long' \
+	--kernel "$bz" --suite "$suite" -o "$s/x/$(head -c 5000 /dev/zero | tr '\0' x)"
+
+# 28.18 Two runs at once into the default kind of directory (--runs R, as
+# build/logs/kernel is): both write, each into its own run directory.
+begin "28.18 two --kernel runs at once into one --runs" "--runs R twice at once" "0 and 0; two run directories"
+"$rt" --kernel "$bz" --suite "$suite" --runs "$s/x" >/dev/null 2>"$io/e1" </dev/null & p1=$!
+"$rt" --kernel "$bz" --suite "$suite" --runs "$s/x" >/dev/null 2>"$io/stderr" </dev/null & p2=$!
+r1=0 rc=0
+wait "$p1" || r1=$?
+wait "$p2" || rc=$?
+[ "$r1" = 0 ] || add "the first: exit $r1: $(tail -n 1 "$io/e1")"
+want_rc 0
+[ "$(find "$s/x" -mindepth 2 -name summary.json | wc -l)" = 2 ] && [ -s "$s/x/latest/summary.json" ] ||
+	add "$(ls "$s/x" | tr '\n' ' ')"
+end "$r1 and $rc; $(find "$s/x" -mindepth 2 -name summary.json | wc -l) run directories"
+rm -rf "$s/x"
+
+# 28.20 An option given twice is refused, not the last one kept.
+refusal "28.20 -o twice" "-o D -o E" 'give one -o' --kernel "$bz" --suite "$suite" -o "$D" -o "$s/e"
+refusal "28.20 --repeat twice" "--repeat 2 --repeat 3" 'given twice' --kernel "$bz" --suite "$suite" -o "$D" --repeat 2 --repeat 3
+refusal "28.20 -l twice" "-l F -l G" 'given twice' --kernel "$bz" --suite "$suite" -o "$D" -l "$io/f" -l "$io/g"
+
+# 28.20 --matrix --list prints the names without fetching any kernel.
+if [ -x "$build/install-host/run_kselftest.sh" ]; then
+	printf 'debian:6.12-cloud-amd64\ndebian:7.3-arm64\n%s\n' "$tmp/img/no-such-image" > "$io/m.list"
+	begin "28.20 --matrix --list fetches no kernel" "--matrix M --list (two debian: specs, a missing image)" \
+		"0; the names; nothing in the cache"
+	rt_run -- --matrix "$io/m.list" --list -t mmap_page
+	want_rc 0
+	grep -q '^mmap_page:page\.' "$io/stdout" || add "no names printed"
+	[ -z "$(find "$PERF_ABI_CACHE" -name '*.deb' 2>/dev/null)" ] || add "fetched a kernel"
+	end "$rc; $(grep -c '^mmap_page:' "$io/stdout") names"
+else
+	skip "28.20 --matrix --list" "--matrix M --list" "the suite is not built (make install-host)"
+fi
+
+echo "1..$n"
 echo "# $((n - failed)) passed, $failed failed"
 [ "$failed" = 0 ]

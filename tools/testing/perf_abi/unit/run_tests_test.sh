@@ -131,8 +131,8 @@ add home-unset 'no such kernel image' ENV:-HOME --kernel "$tmp/no-such-bzImage" 
 add cache-unwritable "PERF_ABI_CACHE=$tmp/notakernel/cache: cannot write the cache" ENV:PERF_ABI_CACHE="$tmp/notakernel/cache" --kernel "$tmp/bzImage" -o @OUT
 add label-reserved "'report' is reserved" --kernel "$tmp/bzImage" --label report -o @OUT
 add output-uncreatable 'cannot create .* is not a writable directory' --kernel "$tmp/bzImage" -o "$tmp/notakernel/out"
-add output-foreign 'is not empty and holds no earlier report' --kernel "$tmp/bzImage" -o "$tmp/foreign"
-add host-output-foreign 'is not empty and holds no earlier report' -o "$tmp/foreign"
+add output-foreign 'is not empty: give a new or empty directory' --kernel "$tmp/bzImage" -o "$tmp/foreign"
+add host-output-foreign 'is not empty: give a new or empty directory' -o "$tmp/foreign"
 add repeat-zero "'0' is not a number of runs" --repeat 0 -o @OUT
 add privilege-unknown "--privilege: 'admin' is not a MODE" --kernel "$tmp/bzImage" --privilege admin -o @OUT
 add cells-bad-level "--cells: 'user@4' is not MODE@LEVEL" --kernel "$tmp/bzImage" --cells root@2,user@4 -o @OUT

@@ -114,5 +114,17 @@ rc=$?
 [ $rc = 2 ] && [ "$(wc -l < "$tmp/err")" = 1 ] && [ ! -e "$tmp/o" ]
 ok $? "bad tree: exit 2, one line, no output"
 
+# Issue 28, row 19: no git identity but the tree's own (make check on a
+# fresh machine, where tree.sh gives the cached tree one).
+mktree "$tmp/noid" 0 0
+git -C "$tmp/noid" config user.name 'Tree Own'
+git -C "$tmp/noid" config user.email tree@localhost
+mkdir -p "$tmp/home"
+(cd "$tmp" && env -u GIT_AUTHOR_NAME -u GIT_AUTHOR_EMAIL HOME="$tmp/home" \
+	XDG_CONFIG_HOME="$tmp/home" GIT_CONFIG_NOSYSTEM=1 \
+	python3 "$series" "$tmp/noid" "$suite" "$msgs" "$tmp/out-noid" > "$tmp/list-noid" 2> "$tmp/err-noid") &&
+	grep -q 'Signed-off-by: Tree Own <tree@localhost>' "$tmp/out-noid/0001-"*.patch
+ok $? "no git identity but the tree's own: series.py uses the tree's"
+
 echo "1..$n"
 exit $fail
