@@ -560,4 +560,45 @@ TEST_F(sideband, paused_output_holds_data_head)
 	EXPECT_EQ(1U, types[PERF_RECORD_COMM]);
 }
 
+/*
+ * A buffer mapping is never split (b024d7b56c77, in 6.12 and its stable
+ * kernels): unmapping its last page, or shrinking it with mremap(), fails
+ * with EINVAL, and the mapping keeps its page and takes records.
+ */
+TEST(mapping_refuses_split)
+{
+	struct perf_event_attr a = {
+		.size = sizeof(a),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_DUMMY,
+		.comm = 1,
+		.exclude_kernel = 1,
+		.exclude_hv = 1,
+	};
+	size_t ps = getpagesize();
+	uint64_t before;
+	struct up_msg m;
+	char *base;
+	int fd;
+
+	fd = up_perf_event_open(&a, 0, -1, -1, 0);
+	if (fd < 0 && up_refused(errno))
+		SKIP(return, UP_NEED_TASK);
+	ASSERT_LE(0, fd) TH_LOG("dummy event: %m");
+	/* the page and two data pages */
+	base = mmap(NULL, 3 * ps, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, base) TH_LOG("mmap: %m");
+	ASSERT_EQ(-1, munmap(base + 2 * ps, ps));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ(MAP_FAILED, mremap(base, 3 * ps, 2 * ps, 0));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_TRUE(up_check_caps(base, &m)) TH_LOG("%s", m.s);
+	before = up_data_head(base);
+	prctl(PR_SET_NAME, "pabi");
+	EXPECT_TRUE(up_check_head_grew(base, before, REC_COMM, &m))
+	TH_LOG("%s", m.s);
+	munmap(base, 3 * ps);
+	close(fd);
+}
+
 TEST_HARNESS_MAIN

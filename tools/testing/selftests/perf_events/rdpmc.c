@@ -33,6 +33,7 @@
 
 #define LOOPS 500
 #define MAX_EVENTS 32
+#define N_CLOCKS 9 /* a reschedule long enough to see */
 #define TIMES (PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING)
 
 /* One SKIP reason per test, wherever it skips (user_page.h) */
@@ -279,6 +280,9 @@ static unsigned int bracket(struct __test_metadata *_metadata, struct ev *e,
 	int ret;
 
 	for (i = 0; i < loops; i++) {
+		/* a switch out and back in every 64 reads, on any machine */
+		if (i % 64 == 63)
+			usleep(100);
 		work(200 + (i % 16) * 37);
 		ASSERT_TRUE(rd(e->fd, &r0));
 		ret = up_self_read(e->pg, &s);
@@ -658,6 +662,60 @@ TEST(user_time_enabled_agrees)
 		work(100);
 	}
 	ev_close(&e);
+}
+
+/*
+ * Nine pinned software events, each disabled and enabled again in turn:
+ * every ENABLE reschedules the task's context, and after it each page's
+ * time_enabled, extended by the clock, lies between read()'s before and
+ * after and never falls below what that page gave before.
+ */
+TEST(time_enabled_holds_through_enables)
+{
+	struct perf_event_attr a = {
+		.size = sizeof(a),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.exclude_kernel = 1,
+		.pinned = 1,
+		.read_format = TIMES,
+	};
+	uint64_t last[N_CLOCKS] = { 0 };
+	struct ev e[N_CLOCKS];
+	struct up_count s;
+	struct rd r0, r1;
+	unsigned int i, j, k;
+	int err;
+
+	for (i = 0; i < N_CLOCKS; i++) {
+		err = ev_open(&e[i], &a, -1);
+		if (err && up_refused(-err))
+			SKIP(return, NEED_TIME);
+		ASSERT_EQ(0, err);
+	}
+	if (!up_pc(e[0].pg)->cap_user_time)
+		SKIP(return, NEED_TIME);
+	for (i = 0; i < 20 * N_CLOCKS; i++) {
+		k = i % N_CLOCKS;
+		ASSERT_EQ(0, ioctl(e[k].fd, PERF_EVENT_IOC_DISABLE, 0));
+		ASSERT_EQ(0, ioctl(e[k].fd, PERF_EVENT_IOC_ENABLE, 0));
+		for (j = 0; j < N_CLOCKS; j++) {
+			ASSERT_TRUE(rd(e[j].fd, &r0));
+			ASSERT_EQ(1, up_self_read(e[j].pg, &s));
+			ASSERT_TRUE(rd(e[j].fd, &r1));
+			ASSERT_TRUE(last[j] <= s.enabled &&
+				    r0.enabled <= s.enabled &&
+				    s.enabled <= r1.enabled)
+			TH_LOG("#%u ev %u enabled: page %llu, read() %llu, page %llu, read() %llu",
+			       i, j, (unsigned long long)last[j],
+			       (unsigned long long)r0.enabled,
+			       (unsigned long long)s.enabled,
+			       (unsigned long long)r1.enabled);
+			last[j] = s.enabled;
+		}
+	}
+	for (i = 0; i < N_CLOCKS; i++)
+		ev_close(&e[i]);
 }
 
 /*
