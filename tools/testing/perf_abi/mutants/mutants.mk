@@ -3,6 +3,8 @@
 # The mutant kill matrix (tools/testing/perf_abi/mutants, issue 6).
 #   make mutants         build or reuse the two mutant kernels, boot each
 #                        pristine and per mutant, print the kill table
+#                        (REPEAT=N: each boot N times, killed only if
+#                        killed in all N)
 #   make check-mutants   the same as a make check stage (build/check/mutants.ktap)
 #   make bench-mutants   cold (empty cache) and warm wall times of `make mutants`
 # One kernel per arch carries every patch of mutants/; perf_abi_mutant=NAME
@@ -11,9 +13,11 @@
 MUT := $(M)/mutants
 MUT_B := $(B)/mutants
 MUT_ARCHES ?= x86_64 arm64
+REPEAT ?= 1
 MUT_RUN = INSTALL_x86_64="$(MUT_B)/install-x86_64" \
 	INSTALL_arm64="$(MUT_B)/install-arm64" \
-	"$(MUT)/run.sh" --arch $(subst $(mut_space),$(mut_comma),$(strip $(MUT_ARCHES)))
+	"$(MUT)/run.sh" --arch $(subst $(mut_space),$(mut_comma),$(strip $(MUT_ARCHES))) \
+	--repeat "$(REPEAT)"
 mut_empty :=
 mut_space := $(mut_empty) $(mut_empty)
 mut_comma := ,

@@ -3,7 +3,7 @@
 #
 # The mutant kill matrix.
 #   run.sh [--arch x86_64,arm64] [--mutant NAME,...] [--output DIR]
-#          [--ktap FILE] [--jobs N] [--fresh]
+#          [--ktap FILE] [--jobs N] [--repeat N] [--fresh]
 # Builds (or reuses) one kernel per arch with every patch of this directory
 # applied (kernels/tiny.sh), boots it once pristine (no parameter) and once
 # per mutant (perf_abi_mutant=NAME) through ./run_tests.sh with a kselftest
@@ -14,6 +14,8 @@
 # of ours and every boot ended with a verdict; else 1 (2: bad usage).
 # --ktap FILE also writes one ok/not ok per (arch, mutant) and per pristine
 # kernel, in the kselftest runner's format.
+# --repeat N boots each kernel N times: a mutant is killed only when all
+# N boots kill it, a pristine kernel passes only when all N pass.
 # Results are cached in $PERF_ABI_CACHE/mutant-runs under a hash of the
 # kernel image, the install tree, the mutant and the runner (run_tests.sh,
 # vm/, lib/): a rerun with nothing changed boots nothing.  Only expected
@@ -32,6 +34,7 @@ only=
 out=$top/build/mutants/runs
 ktap=
 jobs=${PERF_ABI_JOBS:-$(nproc)}
+repeat=1
 fresh=
 cache=${PERF_ABI_CACHE:-$HOME/.cache/perf-abi}/mutant-runs
 
@@ -43,11 +46,13 @@ while [ $# -gt 0 ]; do
 	--output) out=${2:?}; shift 2 ;;
 	--ktap) ktap=${2:?}; shift 2 ;;
 	--jobs) jobs=${2:?}; shift 2 ;;
+	--repeat) repeat=${2:?}; shift 2 ;;
 	--fresh) fresh=1; shift ;;
-	-h|--help) sed -n '4,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '4,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown option '$1' (try --help)" ;;
 	esac
 done
+[[ $repeat =~ ^[1-9][0-9]*$ ]] || die "--repeat takes a number from 1, not '$repeat'"
 # PERF_ABI_RUNNER: another runner with the same options (for debugging).
 runner=${PERF_ABI_RUNNER:-$top/run_tests.sh}
 [ -x "$runner" ] || die "no $runner"
@@ -94,15 +99,18 @@ for a in ${arches//,/ }; do
 	fi
 	echo "kernel $a: $img" >&2
 	k=$(sha256sum < "$img" | cut -c1-16)-$(hash_tree "$suite")-$runner_key
-	echo "$a pristine $img $suite $k" >> "$jobfile"
-	for n in $(mutants_for "$a"); do
-		echo "$a $n $img $suite $k" >> "$jobfile"
+	for r in $(seq "$repeat"); do
+		for n in pristine $(mutants_for "$a"); do
+			echo "$a $n $img $suite $k $r" >> "$jobfile"
+		done
 	done
 done
 
 # One boot per line of the job file, $jobs at a time (TCG is CPU bound).
-boot() {	# ARCH NAME IMAGE SUITE KEY
+boot() {	# ARCH NAME IMAGE SUITE KEY REPEAT
 	local d=$out/$1/$2 app=() t0 c=$cache/$1-$2-$5
+	# the first boot keeps the name it had before --repeat existed
+	[ "$6" = 1 ] || { d=$d@$6; c=$c@$6; }
 	[ "$2" = pristine ] || app=(--append "perf_abi_mutant=$2")
 	# The guest keeps the kernel's settings, as KernelCI does (arm64
 	# perf_user_access 0: the agree tests turn it on themselves), but
@@ -111,7 +119,7 @@ boot() {	# ARCH NAME IMAGE SUITE KEY
 	if [ -z "$fresh" ] && [ -f "$c/rc" ]; then
 		mkdir -p "$out/$1"
 		cp -a "$c" "$d"
-		echo "  $1 $2: rc $(cut -d' ' -f1 "$d/rc") (cached, $(cut -d' ' -f2 "$d/rc")s when run)" >&2
+		echo "  $1 $2 #$6: rc $(cut -d' ' -f1 "$d/rc") (cached, $(cut -d' ' -f2 "$d/rc")s when run)" >&2
 		return
 	fi
 	mkdir -p "$d"
@@ -122,7 +130,7 @@ boot() {	# ARCH NAME IMAGE SUITE KEY
 	echo "$? $(( $(date +%s) - t0 ))" > "$d/rc"
 	mv "$d.log" "$d/run.log"
 	echo "$c" > "$d/cache-to"
-	echo "  $1 $2: rc $(cut -d' ' -f1 "$d/rc"), $(cut -d' ' -f2 "$d/rc")s" >&2
+	echo "  $1 $2 #$6: rc $(cut -d' ' -f1 "$d/rc"), $(cut -d' ' -f2 "$d/rc")s" >&2
 }
 export -f boot
 export out runner cache fresh
@@ -138,7 +146,7 @@ hist=
 [ -z "$only" ] && [ "$arches" = x86_64,arm64 ] && hist=$here/HISTORY.md
 python3 "$here/table.py" "$m/lib" "$out" "$jobfile" "$ours" "${ktap:-}" "$hist"
 rc=$?
-# Keep the runs table.py found as expected (OUTDIR/expected: ARCH NAME).
+# Keep the runs table.py found as expected (OUTDIR/expected: ARCH DIR).
 while read -r a n; do
 	d=$out/$a/$n
 	[ -f "$d/cache-to" ] || continue

@@ -4,7 +4,8 @@
 
   table.py LIBDIR OUTDIR JOBFILE "OUR PROGRAMS" [KTAP_OUT [HISTORY.md]]
 
-Each run directory OUTDIR/ARCH/NAME holds what ./run_tests.sh --output
+Each run directory OUTDIR/ARCH/NAME (NAME@K for the K-th boot of
+run.sh --repeat) holds what ./run_tests.sh --output
 wrote (*.ktap) and rc ("<exit code> <seconds>").  Results are parsed with
 the project's one KTAP parser (lib/ktap.py parse()).  Programs named in
 OUR PROGRAMS are this suite; the others are the reference suite (the
@@ -13,8 +14,10 @@ passed all our tests, every mutant is killed by a named test of ours,
 every run ended with a verdict and none left perf_user_access on (KNOB-ON:
 the guests boot with the kernel's 0, and the suite must put it back).  With HISTORY.md (every mutant run on
 both arches), it also prints the history table (one row per fix there:
-its mutant's verdict per arch) and fails when the table in HISTORY.md,
-between its two HISTORY_TABLE markers, says otherwise.
+its verdict per arch, and the line "caught N of M fixes, K not bootable
+here") and fails when the table in HISTORY.md, between its two
+HISTORY_TABLE markers, says otherwise, naming each fix it counts as
+killed that this run did not kill.
 """
 
 import glob
@@ -105,11 +108,15 @@ def squeeze(tests, width):
 def history(path, arches, results, patches):
     """The history table: a row per '### Hn COMMIT SUBJECT' of HISTORY.md,
     its '- Model:' mutant's verdict on each arch (results[(arch, name)] =
-    (killed, failed tests)), or the model's 'none:' reason."""
+    True when every boot killed it), and the summary line.  A fix is
+    killed when its mutant is killed on an arch booted here; else not
+    bootable here when its '- Here:' line begins with 'no' (the reason
+    follows); else not killed."""
     rows = ['| fix | commit | what broke | mutant | %s |' % ' | '.join(arches),
             '|---|---|---|---|%s' % ('---|' * len(arches))]
     parts = open(path).read().split(MARK)
     text = parts[0] + (parts[2] if len(parts) == 3 else '')
+    caught = fixes = unbootable = 0
     for sec in re.split(r'^### ', text, flags=re.M)[1:]:
         head = sec.split('\n', 1)[0].split(' ', 2)
         if not re.match(r'H\d+$', head[0]):
@@ -121,23 +128,44 @@ def history(path, arches, results, patches):
         name = re.match(r'`([a-z0-9-]+)`', model)
         mutant = None if model.startswith('none') or not name else \
             name.group(1)
+        here = re.search(r'^- Here: (.*(?:\n  .*)*)', sec, re.M)
+        here = ' '.join(here.group(1).split()) if here else ''
+        why = re.sub(r'^no\W*', '', here).rstrip('.') \
+            if re.match(r'no\b', here) else None
         cells = []
         for a in arches:
-            if not mutant:
-                cells.append('no model (%s)' % head[0])
-            elif a not in patches.get(mutant, ''):
-                cells.append('not booted (Arches: %s)' %
-                             patches.get(mutant, 'no patch'))
-            elif (a, mutant) not in results:
+            if mutant and (a, mutant) in results:
+                cells.append('killed' if results[(a, mutant)]
+                             else 'not killed')
+            elif mutant and a in patches.get(mutant, ''):
                 cells.append('not run')
+            elif why is not None:
+                cells.append('not bootable here (%s)' % why)
+            elif mutant:
+                cells.append('not bootable here (Arches: %s)' %
+                             patches.get(mutant, 'no patch'))
             else:
-                ok, tests = results[(a, mutant)]
-                cells.append('killed: ' + squeeze(tests, 400) if ok
-                             else 'SURVIVED')
+                cells.append('not killed (%s)' % model)
+        fixes += 1
+        if 'killed' in cells:
+            caught += 1
+        elif why is not None:
+            unbootable += 1
         rows.append('| %s | %s | %s | %s | %s |' % (
             head[0], head[1], head[2].replace('|', '/'), mutant or 'none',
-            ' | '.join(cells)))
+            ' | '.join(c.replace('|', '/') for c in cells)))
+    rows += ['', 'caught %d of %d fixes, %d not bootable here' %
+             (caught, fixes, unbootable)]
     return rows
+
+
+def lost_kills(old, new):
+    """The fixes the table old counts as killed that the table new does
+    not (the tables' rows: '| Hn | ... | cell | cell |')."""
+    def killed(rows):
+        return {r.split(' | ')[0].strip('| ') for r in rows
+                if r.startswith('| H') and '| killed' in r}
+    return sorted(killed(old.split('\n')) - killed(new))
 
 
 def main(argv):
@@ -147,20 +175,22 @@ def main(argv):
     ktap_out = argv[5] if len(argv) > 5 and argv[5] else None
     hist = argv[6] if len(argv) > 6 and argv[6] else None
 
-    jobs = [l.split()[:2] for l in open(jobfile) if l.strip()]
+    jobs = [l.split() for l in open(jobfile) if l.strip()]
     rows = []
     pristine_up = {}
-    for arch, name in jobs:
-        rc, secs, progs = load(os.path.join(out, arch, name), parse)
-        row = {'arch': arch, 'name': name, 'rc': rc, 'secs': secs,
-               'progs': progs}
+    for job in jobs:
+        arch, name = job[:2]
+        run = name if job[5:] in ([], ['1']) else '%s@%s' % (name, job[5])
+        rc, secs, progs = load(os.path.join(out, arch, run), parse)
+        row = {'arch': arch, 'name': name, 'run': run, 'rc': rc,
+               'secs': secs, 'progs': progs}
         if progs is not None:
             row['ours'] = failures(progs, ours, True)
             row['up'] = failures(progs, ours, False)
             row['n_ours'] = counted(progs, ours, True)
             row['n_up'] = counted(progs, ours, False)
             if name == 'pristine':
-                pristine_up[arch] = set(row['up'])
+                pristine_up.setdefault(arch, set()).update(row['up'])
         rows.append(row)
 
     ok_all = True
@@ -177,7 +207,7 @@ def main(argv):
         if r['progs'] is None:
             verdict, ok = 'NO-VERDICT', False
             detail = 'runner exit %s (see %s/%s/%s/run.log)' % (
-                r['rc'], out, a, n)
+                r['rc'], out, a, r['run'])
             upd = '-'
         else:
             up_new = [t for t in r['up'] if t not in pristine_up.get(a, ())]
@@ -197,23 +227,24 @@ def main(argv):
                 verdict = 'killed' if ok else 'SURVIVED'
                 detail = squeeze(r['ours'], 62) if r['ours'] else '-'
                 upd = squeeze(up_new, 40) if up_new else '-'
-                kills.setdefault(a, [0, 0])
-                kills[a][1] += 1
-                kills[a][0] += ok
-                up_kills.setdefault(a, [0, 0])
-                up_kills[a][1] += 1
-                up_kills[a][0] += bool(up_new)
-        knob = r['progs'] is not None and knob_left(os.path.join(out, a, n))
+                # killed: by every boot of the mutant
+                k = kills.setdefault(a, {})
+                k[n] = k.get(n, True) and ok
+                k = up_kills.setdefault(a, {})
+                k[n] = k.get(n, True) and bool(up_new)
+        knob = r['progs'] is not None and \
+            knob_left(os.path.join(out, a, r['run']))
         if knob:
             verdict, ok, detail = 'KNOB-ON', False, knob
         ok_all = ok_all and ok
-        print('%-7s %-15s %-9s %-4s %-62s %s' % (a, n, verdict, r['secs'],
-                                                 detail, upd))
-        lines.append((ok, '%s:%s' % (a, n), verdict, r))
+        print('%-7s %-15s %-9s %-4s %-62s %s' % (a, r['run'], verdict,
+                                                 r['secs'], detail, upd))
+        lines.append((ok, '%s:%s' % (a, r['run']), verdict, r))
     print('-' * len(hdr))
     for a in kills:
         print('%s: ours killed %d/%d mutants; reference suite killed %d/%d'
-              % (a, kills[a][0], kills[a][1], up_kills[a][0], up_kills[a][1]))
+              % (a, sum(kills[a].values()), len(kills[a]),
+                 sum(up_kills[a].values()), len(up_kills[a])))
     for r in rows:
         if r['name'] == 'pristine' and r['progs'] is not None:
             print('%s reference programs: %s' % (r['arch'], ' '.join(
@@ -244,8 +275,11 @@ def main(argv):
             n = re.sub(r'^\d\d-', '', os.path.basename(p)[:-6])
             m = re.search(r'^Arches: (.*)$', open(p).read(), re.M)
             patches[n] = m.group(1) if m else ''
-        results = {(r['arch'], r['name']): (r['killed'], r['ours'])
-                   for r in rows if 'killed' in r}
+        results = {}
+        for r in rows:
+            if r['name'] != 'pristine':
+                k = (r['arch'], r['name'])
+                results[k] = results.get(k, True) and r.get('killed', False)
         table = history(hist, ['x86_64', 'arm64'], results, patches)
         with open(os.path.join(out, 'history.md'), 'w') as f:
             f.write('\n'.join(table) + '\n')
@@ -254,6 +288,9 @@ def main(argv):
         parts = open(hist).read().split(MARK)
         if len(parts) != 3 or parts[1].strip() != '\n'.join(table):
             ok_all = False
+            for h in lost_kills(parts[1] if len(parts) == 3 else '', table):
+                print('HISTORY.md counts %s as killed: this run did not '
+                      'kill it' % h)
             print('HISTORY.md: its table differs from this run: put %s '
                   'between its two markers' % os.path.join(out, 'history.md'))
     print('matrix: %s' % ('PASS' if ok_all else 'FAIL'))
@@ -261,7 +298,7 @@ def main(argv):
     with open(os.path.join(out, 'expected'), 'w') as f:
         for ok, name, verdict, r in lines:
             if ok:
-                f.write('%s %s\n' % (r['arch'], r['name']))
+                f.write('%s %s\n' % (r['arch'], r['run']))
 
     if ktap_out:
         with open(ktap_out, 'w') as f:
