@@ -246,7 +246,7 @@ def main(argv):
               % (a, sum(kills[a].values()), len(kills[a]),
                  sum(up_kills[a].values()), len(up_kills[a])))
     for r in rows:
-        if r['name'] == 'pristine' and r['progs'] is not None:
+        if r['run'] == 'pristine' and r['progs'] is not None:
             print('%s reference programs: %s' % (r['arch'], ' '.join(
                 p['name'] for p in r['progs'] if p['name'] not in ours)))
 
