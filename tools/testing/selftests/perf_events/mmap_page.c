@@ -10,15 +10,17 @@
 #include <fcntl.h>
 #include <linux/hw_breakpoint.h>
 #include <sched.h>
+#include <sys/capability.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 
-#include "../kselftest_harness.h"
+#include "kselftest_harness.h"
 #include "user_page.h"
 
 enum kind {
@@ -58,6 +60,13 @@ enum remap {
 	R_AGAIN, /* munmap, then mmap again */
 };
 
+/* The capabilities of the task that opens and maps the event. */
+enum privs {
+	P_AS_RUN, /* the test's own */
+	P_NONE, /* none: a self-monitoring task at perf_event_paranoid 2 */
+	P_PERFMON, /* CAP_PERFMON alone (5.8), "for performance monitoring" */
+};
+
 /* attr bits a case sets */
 enum {
 	A_EOE = 1 << 0, /* enable_on_exec */
@@ -80,6 +89,7 @@ enum {
 FIXTURE(page)
 {
 	int fd, partner, map_fd;
+	bool must_open; /* P_PERFMON: it opened with every capability */
 	void *base, *again; /* again: R_TWICE's second mapping */
 	size_t len;
 	unsigned char before[UP_HDR_LEN], after[UP_HDR_LEN];
@@ -91,6 +101,7 @@ FIXTURE_VARIANT(page)
 	enum state state;
 	enum origin origin;
 	enum remap remap;
+	enum privs privs;
 	int data_pages;
 	unsigned int flags; /* A_* */
 	int clockid; /* use_clockid with this clock, when not 0 */
@@ -190,6 +201,10 @@ static const char *case_needs(const FIXTURE_VARIANT(page) * v)
 	bool cpu = v->flags & A_PER_CPU;
 	bool hw = v->kind == K_CYCLES || v->kind == K_INSTRUCTIONS;
 
+	if (v->privs == P_NONE)
+		return "needs perf_event_paranoid <= 2, and RLIMIT_MEMLOCK for the buffer";
+	if (v->privs == P_PERFMON)
+		return "needs CAP_PERFMON held, and kernel counting allowed to it";
 	if (v->data_pages > 8) /* perf_event_mlock_kb's 516: 8 pages of 64K */
 		return "needs perf_event_mlock_kb or RLIMIT_MEMLOCK, and " UP_PARANOID_TASK;
 	if (v->flags & A_KERNEL)
@@ -209,6 +224,57 @@ static const char *case_needs(const FIXTURE_VARIANT(page) * v)
 	default:
 		return cpu ? "needs " UP_PARANOID_CPU : UP_NEED_TASK;
 	}
+}
+
+static bool memlock_holds(size_t len)
+{
+	struct rlimit r;
+
+	return !getrlimit(RLIMIT_MEMLOCK, &r) && r.rlim_cur >= len;
+}
+
+/*
+ * The case's capabilities: all dropped but CAP_PERFMON for P_PERFMON, if
+ * in the permitted set.  With it, kernel counting the same open got with
+ * every capability must be granted (perf-security.rst: CAP_PERFMON is
+ * "the privileged" path past perf_event_paranoid).  NULL, or why not.
+ */
+static const char *drop_caps(struct __test_metadata *_metadata,
+			     FIXTURE_DATA(page) * self,
+			     const FIXTURE_VARIANT(page) * v)
+{
+	const cap_value_t perfmon = CAP_PERFMON;
+	cap_flag_value_t held = CAP_CLEAR;
+	struct perf_event_attr a;
+	cap_t caps;
+	int fd;
+
+	caps = cap_get_proc();
+	ASSERT_NE(NULL, caps);
+	if (v->privs == P_PERFMON) {
+		ASSERT_EQ(0, cap_get_flag(caps, perfmon, CAP_PERMITTED, &held));
+		if (case_attr(v, &a) || held != CAP_SET)
+			held = CAP_CLEAR;
+		fd = held == CAP_SET ? open_case(&a, v, -1, 0) : -1;
+		if (fd >= 0) {
+			self->must_open = true;
+			close(fd);
+		}
+	}
+	ASSERT_EQ(0, cap_clear(caps));
+	if (held == CAP_SET) {
+		ASSERT_EQ(0, cap_set_flag(caps, CAP_PERMITTED, 1, &perfmon,
+					  CAP_SET));
+		ASSERT_EQ(0, cap_set_flag(caps, CAP_EFFECTIVE, 1, &perfmon,
+					  CAP_SET));
+	}
+	ASSERT_EQ(0, cap_set_proc(caps)) TH_LOG("cap_set_proc: %m");
+	ASSERT_EQ(0, cap_free(caps));
+	TH_LOG("uid %u, capabilities: %s", getuid(),
+	       held == CAP_SET ? "CAP_PERFMON" : "none");
+	if (v->privs == P_PERFMON && held != CAP_SET)
+		return case_needs(v);
+	return NULL;
 }
 
 /* Opens the case's events and maps the page; NULL, or why it cannot. */
@@ -255,6 +321,10 @@ static const char *open_origin(struct __test_metadata *_metadata,
 		err = errno;
 		TH_LOG("perf_event_open: %s", strerror(err));
 		ASSERT_TRUE(up_refused(err));
+		ASSERT_FALSE(self->must_open)
+		{
+			TH_LOG("refused to CAP_PERFMON, opened with all");
+		}
 		return case_needs(v);
 	}
 	self->fd = fd;
@@ -274,8 +344,12 @@ static const char *open_origin(struct __test_metadata *_metadata,
 	}
 	self->map_fd = fd;
 	self->base = mmap(NULL, self->len, prot, MAP_SHARED, fd, 0);
-	/* perf_mmap(): past perf_event_mlock_kb and RLIMIT_MEMLOCK, EPERM */
-	if (self->base == MAP_FAILED && errno == EPERM && v->data_pages > 8)
+	/*
+	 * perf_mmap(): EPERM past perf_event_mlock_kb and then RLIMIT_MEMLOCK,
+	 * unless CAP_IPC_LOCK; a task's limit above the buffer always holds it
+	 */
+	if (self->base == MAP_FAILED && errno == EPERM &&
+	    (v->data_pages > 8 || (v->privs && !memlock_holds(self->len))))
 		return case_needs(v);
 	ASSERT_NE(MAP_FAILED, self->base) TH_LOG("mmap: %m");
 	return NULL;
@@ -335,8 +409,11 @@ FIXTURE_SETUP(page)
 	self->map_fd = -1;
 	self->base = MAP_FAILED;
 	self->again = MAP_FAILED;
+	self->must_open = false;
 	self->len = (1 + variant->data_pages) * getpagesize();
-	skip = open_origin(_metadata, self, variant);
+	skip = variant->privs ? drop_caps(_metadata, self, variant) : NULL;
+	if (!skip)
+		skip = open_origin(_metadata, self, variant);
 	if (skip)
 		SKIP(return, "%s", skip);
 	if (variant->remap == R_TWICE) {

@@ -229,4 +229,20 @@ FIXTURE_VARIANT_ADD(page, task_clock_on_cpu_inherit_128_pages) {
 	.data_pages = 128, .flags = A_ON_CPU | A_INHERIT | A_FREQ,
 };
 
+/*
+ * A task with no capabilities: rr, PAPI and JITs map their own events so
+ * at perf_event_paranoid 2; perf_mmap() then charges the buffer to
+ * perf_event_mlock_kb and RLIMIT_MEMLOCK (CAP_IPC_LOCK skips the check).
+ */
+FIXTURE_VARIANT_ADD(page, task_clock_no_capabilities) {
+	.kind = K_TASK_CLOCK, .state = S_WORKLOAD,
+	.data_pages = 2, .privs = P_NONE,
+};
+
+/* CAP_PERFMON alone counts the kernel: perf_allow_kernel() */
+FIXTURE_VARIANT_ADD(page, context_switches_kernel_perfmon_only) {
+	.kind = K_CONTEXT_SWITCHES, .state = S_WORKLOAD,
+	.flags = A_KERNEL, .privs = P_PERFMON,
+};
+
 /* clang-format on */
