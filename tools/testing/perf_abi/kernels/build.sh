@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Build a guest kernel from a kernel source tree, the way kunit.py does:
-# out of tree, from tinyconfig + the suite's config (the repo's top-level
-# `config`) + kernels/tiny-ARCH.config, every requested option checked.
+# out of tree, from tinyconfig + the repo's top-level `config` (the suite's
+# needs, spelled out) + kernels/tiny-ARCH.config, every option checked.
 # Print the image path (the only line on stdout).
 #
 #   build.sh [--arch x86_64|arm64] [-j N] [--log FILE] TREE

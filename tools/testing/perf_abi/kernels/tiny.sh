@@ -4,8 +4,9 @@
 # Build a tiny guest kernel from Debian's linux-source package and print the
 # image path (the only line on stdout).
 #   tiny.sh [--arch x86_64|arm64] [--src TARBALL] [--patch FILE]... [--key] [-j N]
-# Config: tinyconfig + the suite's config fragment (the repo's top-level
-# `config`) + kernels/tiny-ARCH.config.  Patches (mutant or otherwise) are
+# Config: tinyconfig + the repo's top-level `config` (what the suite's
+# config fragment asks for, spelled out for tinyconfig) +
+# kernels/tiny-ARCH.config.  Patches (mutant or otherwise) are
 # applied to a copy of the pristine tree, in the order given.
 # Cache ($PERF_ABI_CACHE, default ~/.cache/perf-abi):
 #   src/<ver>/            pristine tree, extracted once (stamped by tarball)

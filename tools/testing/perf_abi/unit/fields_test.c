@@ -5,7 +5,7 @@
  */
 #include <stdlib.h>
 
-#include "../kselftest_harness.h"
+#include "kselftest_harness.h"
 #include "user_page.h"
 
 static void put(unsigned char *pg, size_t off, const void *v, size_t n)
@@ -59,7 +59,7 @@ static void good(unsigned char *pg)
 	put32(pg, UP_LOCK, 4);
 	put64(pg, UP_TIME_ENABLED, 2000);
 	put64(pg, UP_TIME_RUNNING, 1500);
-	put16(pg, UP_PMC_WIDTH, 48);
+	put16(pg, offsetof(struct perf_event_mmap_page, pmc_width), 48);
 	put16(pg, UP_TIME_SHIFT, 31);
 	put32(pg, UP_TIME_MULT, 1 << 30);
 	put64(pg, UP_TIME_MASK, (1ULL << 40) - 1);

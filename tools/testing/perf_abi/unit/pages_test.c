@@ -6,7 +6,7 @@
  */
 #include <stdlib.h>
 
-#include "../kselftest_harness.h"
+#include "kselftest_harness.h"
 #include "user_page.h"
 
 #define PAGE 4096

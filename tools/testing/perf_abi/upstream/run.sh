@@ -115,6 +115,14 @@ step "git am" pass "${#patches[@]} patches on $(g log -1 --format=%h "$pristine"
 mapfile -t ours < <(g diff --name-only --diff-filter=A "$pristine" HEAD -- "$sel/perf_events/*.c" |
 	sed -e 's|.*/||' -e 's|\.c$||')
 printf '%s\n' "${ours[@]}" > "$out/ours"
+# A tree whose lib.mk puts no -I on selftests/ (6.12) takes the harness
+# the way its own tests do, as a backport to it would.
+if ! grep -q 'I${top_srcdir}/tools/testing/selftests$' "$tree/$sel/lib.mk"; then
+	g diff --name-only --diff-filter=A "$pristine" HEAD -- "$sel/perf_events/*.[ch]" |
+		sed 's|^|'"$tree"'/|' | xargs -d '\n' sed -i \
+		's|^#include "\(kselftest[a-z_]*\.h\)"|#include "../\1"|'
+	step backport info "\"../kselftest*.h\": this tree's lib.mk has no -I selftests/"
+fi
 
 if ! make -C "$tree" -s headers > "$out/headers.log" 2>&1; then
 	step "make headers" fail "$(tail -n 1 "$out/headers.log")"

@@ -9,16 +9,19 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <linux/hw_breakpoint.h>
+#include <pthread.h>
 #include <sched.h>
+#include <sys/capability.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 
-#include "../kselftest_harness.h"
+#include "kselftest_harness.h"
 #include "user_page.h"
 
 enum kind {
@@ -33,14 +36,19 @@ enum kind {
 	K_INSTRUCTIONS,
 };
 
+/* PERF_EVENT_IOC_* the page is copied after (mid), then their inverse */
 enum state {
 	S_OPENED, /* opened disabled, nothing else */
-	S_ENABLED, /* PERF_EVENT_IOC_ENABLE */
-	S_WORKLOAD, /* ENABLE, a workload */
-	S_DISABLED, /* ENABLE, a workload, DISABLE */
-	S_RESET, /* ENABLE, a workload, RESET */
-	S_PERIOD, /* ENABLE, PERIOD, a workload */
-	S_REFRESH, /* REFRESH 1, a workload */
+	S_ENABLED, /* ENABLE | DISABLE */
+	S_WORKLOAD, /* ENABLE, a workload | DISABLE */
+	S_DISABLED, /* ENABLE, a workload, DISABLE | ENABLE */
+	S_RESET, /* ENABLE, a workload, RESET | - */
+	S_PERIOD, /* ENABLE, PERIOD, a workload | PERIOD back */
+	S_REFRESH, /* REFRESH 1, a workload | DISABLE */
+	S_PAUSED, /* ENABLE, a workload, PAUSE_OUTPUT 1 | PAUSE_OUTPUT 0 */
+	S_DETACHED, /* (SET_OUTPUT) ENABLE, a workload | SET_OUTPUT -1 */
+	S_FILTERED, /* ID, SET_FILTER, ENABLE, a workload | DISABLE */
+	S_MODIFIED, /* ENABLE, MODIFY_ATTRIBUTES: bp_addr, a workload | back */
 };
 
 /* How the fd whose page is checked came to be. */
@@ -56,6 +64,22 @@ enum remap {
 	R_ONCE,
 	R_TWICE, /* a second mapping of the fd */
 	R_AGAIN, /* munmap, then mmap again */
+};
+
+/* The task that maps the event (the measured task opens it). */
+enum mapper {
+	M_SELF,
+	M_THREAD, /* another thread of the process */
+	M_PROCESS, /* a child holding the fd maps it first */
+};
+
+enum { BEFORE, MID, AFTER }; /* the copies of the page */
+
+/* The capabilities of the task that opens and maps the event. */
+enum privs {
+	P_AS_RUN, /* the test's own */
+	P_NONE, /* none: a self-monitoring task at perf_event_paranoid 2 */
+	P_PERFMON, /* CAP_PERFMON alone (5.8), "for performance monitoring" */
 };
 
 /* attr bits a case sets */
@@ -80,9 +104,10 @@ enum {
 FIXTURE(page)
 {
 	int fd, partner, map_fd;
+	bool must_open; /* P_PERFMON: it opened with every capability */
 	void *base, *again; /* again: R_TWICE's second mapping */
 	size_t len;
-	unsigned char before[UP_HDR_LEN], after[UP_HDR_LEN];
+	unsigned char snap[3][UP_HDR_LEN]; /* BEFORE, MID, AFTER */
 };
 
 FIXTURE_VARIANT(page)
@@ -91,6 +116,8 @@ FIXTURE_VARIANT(page)
 	enum state state;
 	enum origin origin;
 	enum remap remap;
+	enum mapper mapper;
+	enum privs privs;
 	int data_pages;
 	unsigned int flags; /* A_* */
 	int clockid; /* use_clockid with this clock, when not 0 */
@@ -99,7 +126,8 @@ FIXTURE_VARIANT(page)
 
 #include "page_cases.h"
 
-static uint64_t bp_target; /* written by workload(), watched by K_BREAKPOINT */
+/* written by workload(): K_BREAKPOINT watches [0], S_MODIFIED moves it to [1] */
+static uint64_t bp_target[2];
 
 /* sched:sched_switch's id, from tracefs (mounted privately if need be) */
 static int tracepoint_id(void)
@@ -167,7 +195,7 @@ static int case_attr(const FIXTURE_VARIANT(page) * v, struct perf_event_attr *a)
 	}
 	if (v->kind == K_BREAKPOINT) {
 		a->bp_type = HW_BREAKPOINT_W;
-		a->bp_addr = (uintptr_t)&bp_target;
+		a->bp_addr = (uintptr_t)&bp_target[0];
 		a->bp_len = HW_BREAKPOINT_LEN_8;
 		a->sample_period = 1;
 	}
@@ -190,6 +218,10 @@ static const char *case_needs(const FIXTURE_VARIANT(page) * v)
 	bool cpu = v->flags & A_PER_CPU;
 	bool hw = v->kind == K_CYCLES || v->kind == K_INSTRUCTIONS;
 
+	if (v->privs == P_NONE)
+		return "needs perf_event_paranoid <= 2, and RLIMIT_MEMLOCK for the buffer";
+	if (v->privs == P_PERFMON)
+		return "needs CAP_PERFMON held, and kernel counting allowed to it";
 	if (v->data_pages > 8) /* perf_event_mlock_kb's 516: 8 pages of 64K */
 		return "needs perf_event_mlock_kb or RLIMIT_MEMLOCK, and " UP_PARANOID_TASK;
 	if (v->flags & A_KERNEL)
@@ -209,6 +241,111 @@ static const char *case_needs(const FIXTURE_VARIANT(page) * v)
 	default:
 		return cpu ? "needs " UP_PARANOID_CPU : UP_NEED_TASK;
 	}
+}
+
+static bool memlock_holds(size_t len)
+{
+	struct rlimit r;
+
+	return !getrlimit(RLIMIT_MEMLOCK, &r) && r.rlim_cur >= len;
+}
+
+/*
+ * The case's capabilities: all dropped but CAP_PERFMON for P_PERFMON, if
+ * in the permitted set.  With it, kernel counting the same open got with
+ * every capability must be granted (perf-security.rst: CAP_PERFMON is
+ * "the privileged" path past perf_event_paranoid).  NULL, or why not.
+ */
+static const char *drop_caps(struct __test_metadata *_metadata,
+			     FIXTURE_DATA(page) * self,
+			     const FIXTURE_VARIANT(page) * v)
+{
+	const cap_value_t perfmon = CAP_PERFMON;
+	cap_flag_value_t held = CAP_CLEAR;
+	struct perf_event_attr a;
+	cap_t caps;
+	int fd;
+
+	caps = cap_get_proc();
+	ASSERT_NE(NULL, caps);
+	if (v->privs == P_PERFMON) {
+		ASSERT_EQ(0, cap_get_flag(caps, perfmon, CAP_PERMITTED, &held));
+		if (case_attr(v, &a) || held != CAP_SET)
+			held = CAP_CLEAR;
+		fd = held == CAP_SET ? open_case(&a, v, -1, 0) : -1;
+		if (fd >= 0) {
+			self->must_open = true;
+			close(fd);
+		}
+	}
+	ASSERT_EQ(0, cap_clear(caps));
+	if (held == CAP_SET) {
+		ASSERT_EQ(0, cap_set_flag(caps, CAP_PERMITTED, 1, &perfmon,
+					  CAP_SET));
+		ASSERT_EQ(0, cap_set_flag(caps, CAP_EFFECTIVE, 1, &perfmon,
+					  CAP_SET));
+	}
+	ASSERT_EQ(0, cap_set_proc(caps)) TH_LOG("cap_set_proc: %m");
+	ASSERT_EQ(0, cap_free(caps));
+	TH_LOG("uid %u, capabilities: %s", getuid(),
+	       held == CAP_SET ? "CAP_PERFMON" : "none");
+	if (v->privs == P_PERFMON && held != CAP_SET)
+		return case_needs(v);
+	return NULL;
+}
+
+struct mapping {
+	FIXTURE_DATA(page) * self;
+	int prot, err;
+};
+
+static void *map_in_thread(void *arg)
+{
+	struct mapping *m = arg;
+
+	m->self->base = mmap(NULL, m->self->len, m->prot, MAP_SHARED,
+			     m->self->map_fd, 0);
+	m->err = m->self->base == MAP_FAILED ? -errno : 0;
+	return NULL;
+}
+
+/*
+ * mmap() of map_fd by the case's mapper: 0 or -errno.  M_PROCESS's child
+ * maps first, so perf_mmap() sets the buffer up in its context; stopped,
+ * it holds it while this process maps it too, to read the page.
+ */
+static int map_page(FIXTURE_DATA(page) * self, enum mapper who, int prot)
+{
+	struct mapping m = { .self = self, .prot = prot, .err = -EAGAIN };
+	pthread_t t;
+	int status;
+	pid_t pid;
+
+	if (who == M_THREAD) {
+		if (!pthread_create(&t, NULL, map_in_thread, &m))
+			pthread_join(t, NULL);
+		return m.err;
+	}
+	if (who == M_PROCESS) {
+		pid = fork();
+		if (!pid) {
+			map_in_thread(&m);
+			if (!m.err)
+				raise(SIGSTOP);
+			_exit(-m.err);
+		}
+		if (pid < 0 || waitpid(pid, &status, WUNTRACED) != pid)
+			return -ECHILD;
+		if (!WIFSTOPPED(status))
+			return WIFEXITED(status) ? -WEXITSTATUS(status) :
+						   -ECHILD;
+		map_in_thread(&m);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return m.err;
+	}
+	map_in_thread(&m);
+	return m.err;
 }
 
 /* Opens the case's events and maps the page; NULL, or why it cannot. */
@@ -255,6 +392,10 @@ static const char *open_origin(struct __test_metadata *_metadata,
 		err = errno;
 		TH_LOG("perf_event_open: %s", strerror(err));
 		ASSERT_TRUE(up_refused(err));
+		ASSERT_FALSE(self->must_open)
+		{
+			TH_LOG("refused to CAP_PERFMON, opened with all");
+		}
 		return case_needs(v);
 	}
 	self->fd = fd;
@@ -273,11 +414,15 @@ static const char *open_origin(struct __test_metadata *_metadata,
 		return NULL;
 	}
 	self->map_fd = fd;
-	self->base = mmap(NULL, self->len, prot, MAP_SHARED, fd, 0);
-	/* perf_mmap(): past perf_event_mlock_kb and RLIMIT_MEMLOCK, EPERM */
-	if (self->base == MAP_FAILED && errno == EPERM && v->data_pages > 8)
+	err = map_page(self, v->mapper, prot);
+	/*
+	 * perf_mmap(): EPERM past perf_event_mlock_kb and then RLIMIT_MEMLOCK,
+	 * unless CAP_IPC_LOCK; a task's limit above the buffer always holds it
+	 */
+	if (err == -EPERM &&
+	    (v->data_pages > 8 || (v->privs && !memlock_holds(self->len))))
 		return case_needs(v);
-	ASSERT_NE(MAP_FAILED, self->base) TH_LOG("mmap: %m");
+	ASSERT_EQ(0, err) TH_LOG("mmap: %s", strerror(-err));
 	return NULL;
 }
 
@@ -295,35 +440,77 @@ static void workload(void)
 			p[0] = i;
 			munmap(p, ps);
 		}
-		__atomic_store_n(&bp_target, i, __ATOMIC_RELAXED);
+		__atomic_store_n(&bp_target[i % 2], i, __ATOMIC_RELAXED);
 		sched_yield();
 	}
 }
 
-/* The state's ioctls on the case's event; 0 or -errno. */
-static int enter_state(enum state s, int fd, int leader)
+/* The state's ioctls on the case's event; 0 or -1 with errno. */
+static int enter_state(const FIXTURE_VARIANT(page) * v, int fd, int leader)
 {
-	__u64 period = 500000;
+	enum state s = v->state;
+	__u64 period = 500000, id;
+	struct perf_event_attr a;
 
 	if (s == S_OPENED)
 		return 0;
+	if (s == S_FILTERED &&
+	    (ioctl(fd, PERF_EVENT_IOC_ID, &id) ||
+	     ioctl(fd, PERF_EVENT_IOC_SET_FILTER, "next_pid != 0")))
+		return -1;
 	/* a sibling counts only while its leader is on */
 	if (leader >= 0 && ioctl(leader, PERF_EVENT_IOC_ENABLE, 0))
-		return -errno;
+		return -1;
 	if (ioctl(fd,
 		  s == S_REFRESH ? PERF_EVENT_IOC_REFRESH :
 				   PERF_EVENT_IOC_ENABLE,
 		  s == S_REFRESH ? 1 : 0))
-		return -errno;
+		return -1;
 	if (s == S_PERIOD && ioctl(fd, PERF_EVENT_IOC_PERIOD, &period))
-		return -errno;
+		return -1;
+	if (s == S_MODIFIED) {
+		case_attr(v, &a);
+		a.bp_addr = (uintptr_t)&bp_target[1];
+		if (ioctl(fd, PERF_EVENT_IOC_MODIFY_ATTRIBUTES, &a))
+			return -1;
+	}
 	if (s != S_ENABLED)
 		workload();
-	if (s == S_DISABLED && ioctl(fd, PERF_EVENT_IOC_DISABLE, 0))
-		return -errno;
-	if (s == S_RESET && ioctl(fd, PERF_EVENT_IOC_RESET, 0))
-		return -errno;
+	if (s == S_DISABLED || s == S_RESET || s == S_PAUSED)
+		return ioctl(fd,
+			     s == S_DISABLED ? PERF_EVENT_IOC_DISABLE :
+			     s == S_RESET    ? PERF_EVENT_IOC_RESET :
+					       PERF_EVENT_IOC_PAUSE_OUTPUT,
+			     s == S_PAUSED);
 	return 0;
+}
+
+/* The inverse of the state's last ioctl; 0 or -1 with errno. */
+static int leave_state(const FIXTURE_VARIANT(page) * v, int fd)
+{
+	__u64 period = 1000000; /* case_attr()'s */
+	struct perf_event_attr a;
+
+	switch (v->state) {
+	case S_ENABLED:
+	case S_WORKLOAD:
+	case S_REFRESH:
+	case S_FILTERED: /* a second SET_FILTER: EEXIST */
+		return ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	case S_DISABLED:
+		return ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	case S_PERIOD:
+		return ioctl(fd, PERF_EVENT_IOC_PERIOD, &period);
+	case S_PAUSED:
+		return ioctl(fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 0);
+	case S_DETACHED:
+		return ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, -1L); /* as long */
+	case S_MODIFIED:
+		case_attr(v, &a);
+		return ioctl(fd, PERF_EVENT_IOC_MODIFY_ATTRIBUTES, &a);
+	default: /* S_OPENED, S_RESET */
+		return 0;
+	}
 }
 
 FIXTURE_SETUP(page)
@@ -335,8 +522,11 @@ FIXTURE_SETUP(page)
 	self->map_fd = -1;
 	self->base = MAP_FAILED;
 	self->again = MAP_FAILED;
+	self->must_open = false;
 	self->len = (1 + variant->data_pages) * getpagesize();
-	skip = open_origin(_metadata, self, variant);
+	skip = variant->privs ? drop_caps(_metadata, self, variant) : NULL;
+	if (!skip)
+		skip = open_origin(_metadata, self, variant);
 	if (skip)
 		SKIP(return, "%s", skip);
 	if (variant->remap == R_TWICE) {
@@ -352,12 +542,14 @@ FIXTURE_SETUP(page)
 				  MAP_SHARED, self->map_fd, 0);
 		ASSERT_NE(MAP_FAILED, self->base) TH_LOG("mmap again: %m");
 	}
-	ASSERT_EQ(0, up_snapshot(self->base, self->before));
-	ASSERT_EQ(0, enter_state(variant->state, self->fd,
+	ASSERT_EQ(0, up_snapshot(self->base, self->snap[BEFORE]));
+	ASSERT_EQ(0, enter_state(variant, self->fd,
 				 variant->origin == O_SIBLING ? self->partner :
 								-1))
 	TH_LOG("ioctls of the state: %m");
-	ASSERT_EQ(0, up_snapshot(self->base, self->after));
+	ASSERT_EQ(0, up_snapshot(self->base, self->snap[MID]));
+	ASSERT_EQ(0, leave_state(variant, self->fd)) TH_LOG("the inverse: %m");
+	ASSERT_EQ(0, up_snapshot(self->base, self->snap[AFTER]));
 }
 
 FIXTURE_TEARDOWN(page)
@@ -373,7 +565,8 @@ FIXTURE_TEARDOWN(page)
 }
 
 /*
- * The page of every case: the capability bits (uapi: cap_bit0 "Always 0",
+ * The page of every case, after the state's ioctls and after their
+ * inverse: the capability bits (uapi: cap_bit0 "Always 0",
  * cap_bit0_is_deprecated "Always 1"); size is a layout's, nothing past
  * it, the data area as mapped; index, the times and their conversion, and
  * lock, which moves whenever they do.  The times are held to a later
@@ -382,6 +575,7 @@ FIXTURE_TEARDOWN(page)
  */
 TEST_F(page, abi)
 {
+	static const char *const copy[] = { "before", "mid", "after" };
 	bool bounded = !(variant->flags & (A_READ_ONLY | A_BACKWARD));
 	bool own_times = self->map_fd == self->fd &&
 			 (variant->read_format & TIMES) == TIMES &&
@@ -389,29 +583,39 @@ TEST_F(page, abi)
 			   variant->read_format & PERF_FORMAT_GROUP);
 	uint64_t v[8] = { 0 };
 	struct up_msg m;
+	int i;
 
-	EXPECT_TRUE(up_check_caps(self->after, &m)) TH_LOG("%s", m.s);
-	EXPECT_TRUE(up_check_size(self->after, &m)) TH_LOG("%s", m.s);
-	EXPECT_TRUE(up_check_reserved(self->after, &m)) TH_LOG("%s", m.s);
-	EXPECT_TRUE(up_check_data_area(self->after, getpagesize(),
-				       variant->data_pages, &m))
-	TH_LOG("%s", m.s);
-	EXPECT_TRUE(up_check_data_ptrs(self->after, bounded, &m))
-	TH_LOG("%s", m.s);
 	if (own_times)
 		ASSERT_LT(0, read(self->fd, v, sizeof(v))) TH_LOG("read: %m");
-	/* v: value or nr, then time_enabled, time_running */
-	EXPECT_TRUE(up_check_times(self->after, own_times, v[1], v[2], &m))
-	TH_LOG("%s", m.s);
-	if (variant->kind != K_CYCLES && variant->kind != K_INSTRUCTIONS) {
-		EXPECT_TRUE(up_check_index_none(self->after, &m))
-		{
-			TH_LOG("%s", m.s);
+	for (i = MID; i <= AFTER; i++) {
+		const void *pg = self->snap[i];
+
+		EXPECT_TRUE(up_check_caps(pg, &m))
+		TH_LOG("%s: %s", copy[i], m.s);
+		EXPECT_TRUE(up_check_size(pg, &m))
+		TH_LOG("%s: %s", copy[i], m.s);
+		EXPECT_TRUE(up_check_reserved(pg, &m))
+		TH_LOG("%s: %s", copy[i], m.s);
+		EXPECT_TRUE(up_check_data_area(pg, getpagesize(),
+					       variant->data_pages, &m))
+		TH_LOG("%s: %s", copy[i], m.s);
+		EXPECT_TRUE(up_check_data_ptrs(pg, bounded, &m))
+		TH_LOG("%s: %s", copy[i], m.s);
+		/* v: value or nr, then time_enabled, time_running */
+		EXPECT_TRUE(up_check_times(pg, own_times, v[1], v[2], &m))
+		TH_LOG("%s: %s", copy[i], m.s);
+		if (variant->kind != K_CYCLES &&
+		    variant->kind != K_INSTRUCTIONS) {
+			EXPECT_TRUE(up_check_index_none(pg, &m))
+			{
+				TH_LOG("%s: %s", copy[i], m.s);
+			}
 		}
+		EXPECT_TRUE(up_check_time_conv(pg, &m))
+		TH_LOG("%s: %s", copy[i], m.s);
+		EXPECT_TRUE(up_check_lock(self->snap[i - 1], pg, &m))
+		TH_LOG("%s: %s", copy[i], m.s);
 	}
-	EXPECT_TRUE(up_check_time_conv(self->after, &m)) TH_LOG("%s", m.s);
-	EXPECT_TRUE(up_check_lock(self->before, self->after, &m))
-	TH_LOG("%s", m.s);
 }
 
 /* A dummy event's side-band records: MMAP, COMM, FORK of known sizes. */

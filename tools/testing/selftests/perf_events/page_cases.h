@@ -40,8 +40,9 @@ FIXTURE_VARIANT_ADD(page, task_clock_mapped_twice) {
 	.remap = R_TWICE,
 };
 
-FIXTURE_VARIANT_ADD(page, page_faults_workload_2_pages) {
-	.kind = K_PAGE_FAULTS, .state = S_WORKLOAD,
+/* perf record --overwrite pauses around each read (evlist.c) */
+FIXTURE_VARIANT_ADD(page, page_faults_paused_2_pages) {
+	.kind = K_PAGE_FAULTS, .state = S_PAUSED,
 	.data_pages = 2,
 };
 
@@ -110,12 +111,14 @@ FIXTURE_VARIANT_ADD(page, cpu_clock_boottime_clock_period) {
 	.clockid = CLOCK_BOOTTIME,
 };
 
-FIXTURE_VARIANT_ADD(page, tracepoint_workload) {
-	.kind = K_TRACEPOINT, .state = S_WORKLOAD,
+/* perf trace --filter, bpftrace /pred/ on a tracepoint */
+FIXTURE_VARIANT_ADD(page, tracepoint_filtered) {
+	.kind = K_TRACEPOINT, .state = S_FILTERED,
 };
 
-FIXTURE_VARIANT_ADD(page, breakpoint_enabled_monotonic_clock) {
-	.kind = K_BREAKPOINT, .state = S_ENABLED,
+/* gdb and rr move a watchpoint: MODIFY_ATTRIBUTES */
+FIXTURE_VARIANT_ADD(page, breakpoint_modified_monotonic_clock) {
+	.kind = K_BREAKPOINT, .state = S_MODIFIED,
 	.clockid = CLOCK_MONOTONIC,
 };
 
@@ -169,9 +172,9 @@ FIXTURE_VARIANT_ADD(page, cpu_clock_group_leader_group_read_reset) {
 	.origin = O_LEADER, .read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID,
 };
 
-/* the page of the dummy whose buffer the event writes */
-FIXTURE_VARIANT_ADD(page, task_clock_set_output) {
-	.kind = K_TASK_CLOCK, .state = S_WORKLOAD,
+/* the page of the dummy whose buffer the event writes, then leaves */
+FIXTURE_VARIANT_ADD(page, task_clock_set_output_detached) {
+	.kind = K_TASK_CLOCK, .state = S_DETACHED,
 	.origin = O_SET_OUTPUT,
 };
 
@@ -227,6 +230,37 @@ FIXTURE_VARIANT_ADD(page, cpu_clock_frequency_workload) {
 FIXTURE_VARIANT_ADD(page, task_clock_on_cpu_inherit_128_pages) {
 	.kind = K_TASK_CLOCK, .state = S_WORKLOAD,
 	.data_pages = 128, .flags = A_ON_CPU | A_INHERIT | A_FREQ,
+};
+
+/*
+ * perf_mmap() runs as the mapper, not the measured task: perf record
+ * --threads maps from worker threads; async-profiler's profiler thread
+ * maps the events of other threads, whose fds a helper process may hold.
+ */
+FIXTURE_VARIANT_ADD(page, task_clock_mapped_by_thread) {
+	.kind = K_TASK_CLOCK, .state = S_WORKLOAD,
+	.data_pages = 1, .mapper = M_THREAD,
+};
+
+FIXTURE_VARIANT_ADD(page, task_clock_mapped_by_process) {
+	.kind = K_TASK_CLOCK, .state = S_WORKLOAD,
+	.data_pages = 1, .mapper = M_PROCESS,
+};
+
+/*
+ * A task with no capabilities: rr, PAPI and JITs map their own events so
+ * at perf_event_paranoid 2; perf_mmap() then charges the buffer to
+ * perf_event_mlock_kb and RLIMIT_MEMLOCK (CAP_IPC_LOCK skips the check).
+ */
+FIXTURE_VARIANT_ADD(page, task_clock_no_capabilities) {
+	.kind = K_TASK_CLOCK, .state = S_WORKLOAD,
+	.data_pages = 2, .privs = P_NONE,
+};
+
+/* CAP_PERFMON alone counts the kernel: perf_allow_kernel() */
+FIXTURE_VARIANT_ADD(page, context_switches_kernel_perfmon_only) {
+	.kind = K_CONTEXT_SWITCHES, .state = S_WORKLOAD,
+	.flags = A_KERNEL, .privs = P_PERFMON,
 };
 
 /* clang-format on */

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Self-monitoring: a task that mmaps its own hardware event reads the count
- * with no syscall, by the read loop of uapi linux/perf_event.h
- * (up_self_read()), and gets what read() gives: read() before <= user read
- * <= read() after.  The times the page lets a task extend by itself are
- * held to read() in the same way, and a PERF_SAMPLE_TIME stamp converts to
- * the cycles read around it.
+ * with no syscall, under the page's seqlock as uapi linux/perf_event.h
+ * documents it (up_self_read()), and gets what read() gives: read() before
+ * <= user read <= read() after.  The times, which the reader extends by the
+ * clock whenever cap_user_time allows (the uapi loop does only to scale),
+ * are held to read() in the same way, and a PERF_SAMPLE_TIME stamp
+ * converts to the cycles read around it.
  *
  * User access is a knob: arm64 and riscv perf_user_access, x86 cpu/rdpmc.
  * Where it is off, the agree tests turn it on as root for the test and put
@@ -24,7 +25,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "../kselftest_harness.h"
+#include "kselftest_harness.h"
 #include "user_page.h"
 
 /* arm_pmuv3.c format attributes: config1:0 "long" (64 bit), config1:1 "rdpmc" */

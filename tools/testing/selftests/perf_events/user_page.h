@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -26,16 +27,15 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "kselftest.h" /* __printf */
+
 #define UP_LOCK 8
 #define UP_INDEX 12
-#define UP_OFFSET 16
 #define UP_TIME_ENABLED 24
 #define UP_TIME_RUNNING 32
 #define UP_CAPS 40
-#define UP_PMC_WIDTH 48
 #define UP_TIME_SHIFT 50
 #define UP_TIME_MULT 52
-#define UP_TIME_OFFSET 56
 #define UP_TIME_ZERO 64
 #define UP_SIZE 72
 #define UP_TIME_CYCLES 80
@@ -46,16 +46,25 @@
 #define UP_DATA_SIZE 1048
 #define UP_HDR_LEN 1088 /* through aux_size */
 
-static_assert(offsetof(struct perf_event_mmap_page, lock) == UP_LOCK, "lock");
-static_assert(offsetof(struct perf_event_mmap_page, capabilities) == UP_CAPS,
-	      "capabilities");
-static_assert(offsetof(struct perf_event_mmap_page, size) == UP_SIZE, "size");
-static_assert(offsetof(struct perf_event_mmap_page, time_mask) == UP_TIME_MASK,
-	      "time_mask");
-static_assert(offsetof(struct perf_event_mmap_page, data_head) == UP_DATA_HEAD,
-	      "data_head");
-static_assert(offsetof(struct perf_event_mmap_page, data_size) == UP_DATA_SIZE,
-	      "data_size");
+#define UP_AT(field, off)                                                    \
+	static_assert(offsetof(struct perf_event_mmap_page, field) == (off), \
+		      #field)
+UP_AT(lock, UP_LOCK);
+UP_AT(index, UP_INDEX);
+UP_AT(time_enabled, UP_TIME_ENABLED);
+UP_AT(time_running, UP_TIME_RUNNING);
+UP_AT(capabilities, UP_CAPS);
+UP_AT(time_shift, UP_TIME_SHIFT);
+UP_AT(time_mult, UP_TIME_MULT);
+UP_AT(time_zero, UP_TIME_ZERO);
+UP_AT(size, UP_SIZE);
+UP_AT(time_cycles, UP_TIME_CYCLES);
+UP_AT(time_mask, UP_TIME_MASK);
+UP_AT(data_head, UP_DATA_HEAD);
+UP_AT(data_tail, UP_DATA_TAIL);
+UP_AT(data_offset, UP_DATA_OFFSET);
+UP_AT(data_size, UP_DATA_SIZE);
+UP_AT(aux_size, UP_HDR_LEN - 8);
 
 /*
  * size, "Header size up to __reserved[] fields": 76 from 3.12, which added
@@ -428,14 +437,11 @@ static inline bool up_check_stamp_cycles(const void *pg, uint64_t stamp,
  *   up_hw_counter(n)  the counter the page publishes as index n + 1
  *   up_hw_cycles()    the clock the page's time_* fields convert
  * Elsewhere the page's times are still read and the count comes from read().
+ * An includer that defines UP_HAVE_HW_READ brings its own three.
  */
-#if defined(__x86_64__)
+#if defined(UP_HAVE_HW_READ)
+#elif defined(__x86_64__) || defined(__i386__)
 #define UP_X86 1
-#elif defined(__i386__)
-#define UP_X86 1
-#endif
-
-#ifdef UP_X86
 #define UP_HAVE_HW_READ 1
 #define UP_TRAP_SIGNAL SIGSEGV /* CR4.PCE clear: #GP */
 static inline uint64_t up_hw_counter(uint32_t n)
@@ -542,18 +548,15 @@ struct up_count {
 };
 
 /*
- * The read loop documented above struct perf_event_mmap_page, over the
- * counter and clock reads given (unit tests pass fakes): every field under
- * lock, the counter only "if (pc->cap_user_rdpmc && index)", a copy only
- * from an even lock that held still.  With cap_user_time it extends both
- * times by the clock, whether or not enabled != running (where the uapi
- * loop needs them for scaling): the tests bracket them with read().
+ * The read loop documented above struct perf_event_mmap_page: every field
+ * under lock, the counter only "if (pc->cap_user_rdpmc && index)", a copy
+ * only from an even lock that held still.  With cap_user_time it extends
+ * both times by the clock, whether or not enabled != running (where the
+ * uapi loop needs them for scaling): the tests bracket them with read().
  * Returns 0 with the counter read, 1 when the page offers no user read
  * (the caller must read() the count), -EAGAIN when lock never settled.
  */
-static inline int up_self_read_with(const void *pg, struct up_count *c,
-				    uint64_t (*counter)(uint32_t),
-				    uint64_t (*cycles)(void), bool have_hw)
+static inline int up_self_read(const void *pg, struct up_count *c)
 {
 	const struct perf_event_mmap_page *pc = pg;
 	uint64_t cyc = 0, delta;
@@ -567,14 +570,14 @@ static inline int up_self_read_with(const void *pg, struct up_count *c,
 		c->running = pc->time_running;
 		c->has_time = pc->cap_user_time;
 		if (c->has_time)
-			cyc = cycles();
+			cyc = up_hw_cycles();
 		c->index = pc->index;
 		c->width = pc->pmc_width;
 		c->count = pc->offset;
 		c->pmc = 0;
-		rdpmc = have_hw && pc->cap_user_rdpmc && c->index;
+		rdpmc = UP_HAVE_HW_READ && pc->cap_user_rdpmc && c->index;
 		if (rdpmc) {
-			c->pmc = counter(c->index - 1);
+			c->pmc = up_hw_counter(c->index - 1);
 			c->count += up_sign_extend(c->pmc, c->width);
 		}
 		if (c->has_time) {
@@ -594,12 +597,6 @@ static inline int up_self_read_with(const void *pg, struct up_count *c,
 			return rdpmc ? 0 : 1;
 	}
 	return -EAGAIN;
-}
-
-static inline int up_self_read(const void *pg, struct up_count *c)
-{
-	return up_self_read_with(pg, c, up_hw_counter, up_hw_cycles,
-				 UP_HAVE_HW_READ);
 }
 
 /* The number a sysfs, procfs or tracefs file holds, or -1 (none, empty). */
