@@ -31,7 +31,7 @@ kernels under qemu (software emulation) and run them there.
   -t, --test PROG[:TEST]  run one test program (mmap_page, rdpmc), or only
                       the TESTs of PROG that TEST names: a name as the KTAP
                       prints it (mmap_page:sideband.data_head_counts_records),
-                      a TEST without fixture (rdpmc:user_time_enabled_agrees)
+                      a TEST without fixture (rdpmc:time_zero_converts_sample_time)
                       or a shell glob (rdpmc:'agree.*'); may be repeated.
                       A name that selects no test is an error.  TESTs need
                       a 6.12 or newer kselftest harness (its -l list).

@@ -564,6 +564,23 @@ FIXTURE_TEARDOWN(page)
 		close(self->partner);
 }
 
+/* The checks below, in order: false at the first broken, why in m. */
+static bool page_keeps_abi(const FIXTURE_VARIANT(page) * v, const void *pg,
+			   const void *prev, bool own_times, const uint64_t *rd,
+			   struct up_msg *m)
+{
+	bool bounded = !(v->flags & (A_READ_ONLY | A_BACKWARD));
+	bool hw = v->kind == K_CYCLES || v->kind == K_INSTRUCTIONS;
+
+	return up_check_caps(pg, m) && up_check_size(pg, m) &&
+	       up_check_reserved(pg, m) &&
+	       up_check_data_area(pg, getpagesize(), v->data_pages, m) &&
+	       up_check_data_ptrs(pg, bounded, m) &&
+	       up_check_times(pg, own_times, rd[1], rd[2], m) &&
+	       (hw || up_check_index_none(pg, m)) &&
+	       up_check_time_conv(pg, m) && up_check_lock(prev, pg, m);
+}
+
 /*
  * The page of every case, after the state's ioctls and after their
  * inverse: the capability bits (uapi: cap_bit0 "Always 0",
@@ -575,46 +592,20 @@ FIXTURE_TEARDOWN(page)
  */
 TEST_F(page, abi)
 {
-	static const char *const copy[] = { "before", "mid", "after" };
-	bool bounded = !(variant->flags & (A_READ_ONLY | A_BACKWARD));
 	bool own_times = self->map_fd == self->fd &&
 			 (variant->read_format & TIMES) == TIMES &&
 			 !(variant->origin == O_SIBLING &&
 			   variant->read_format & PERF_FORMAT_GROUP);
-	uint64_t v[8] = { 0 };
+	uint64_t v[8] = { 0 }; /* value or nr, time_enabled, time_running */
 	struct up_msg m;
 	int i;
 
 	if (own_times)
 		ASSERT_LT(0, read(self->fd, v, sizeof(v))) TH_LOG("read: %m");
 	for (i = MID; i <= AFTER; i++) {
-		const void *pg = self->snap[i];
-
-		EXPECT_TRUE(up_check_caps(pg, &m))
-		TH_LOG("%s: %s", copy[i], m.s);
-		EXPECT_TRUE(up_check_size(pg, &m))
-		TH_LOG("%s: %s", copy[i], m.s);
-		EXPECT_TRUE(up_check_reserved(pg, &m))
-		TH_LOG("%s: %s", copy[i], m.s);
-		EXPECT_TRUE(up_check_data_area(pg, getpagesize(),
-					       variant->data_pages, &m))
-		TH_LOG("%s: %s", copy[i], m.s);
-		EXPECT_TRUE(up_check_data_ptrs(pg, bounded, &m))
-		TH_LOG("%s: %s", copy[i], m.s);
-		/* v: value or nr, then time_enabled, time_running */
-		EXPECT_TRUE(up_check_times(pg, own_times, v[1], v[2], &m))
-		TH_LOG("%s: %s", copy[i], m.s);
-		if (variant->kind != K_CYCLES &&
-		    variant->kind != K_INSTRUCTIONS) {
-			EXPECT_TRUE(up_check_index_none(pg, &m))
-			{
-				TH_LOG("%s: %s", copy[i], m.s);
-			}
-		}
-		EXPECT_TRUE(up_check_time_conv(pg, &m))
-		TH_LOG("%s: %s", copy[i], m.s);
-		EXPECT_TRUE(up_check_lock(self->snap[i - 1], pg, &m))
-		TH_LOG("%s: %s", copy[i], m.s);
+		EXPECT_TRUE(page_keeps_abi(variant, self->snap[i],
+					   self->snap[i - 1], own_times, v, &m))
+		TH_LOG("%s: %s", i == MID ? "mid" : "after", m.s);
 	}
 }
 
@@ -769,40 +760,21 @@ TEST_F(sideband, paused_output_holds_data_head)
  * kernels): unmapping its last page, or shrinking it with mremap(), fails
  * with EINVAL, and the mapping keeps its page and takes records.
  */
-TEST(mapping_refuses_split)
+TEST_F(sideband, mapping_refuses_split)
 {
-	struct perf_event_attr a = {
-		.size = sizeof(a),
-		.type = PERF_TYPE_SOFTWARE,
-		.config = PERF_COUNT_SW_DUMMY,
-		.comm = 1,
-		.exclude_kernel = 1,
-		.exclude_hv = 1,
-	};
 	size_t ps = getpagesize();
 	uint64_t before;
 	struct up_msg m;
-	char *base;
-	int fd;
 
-	fd = up_perf_event_open(&a, 0, -1, -1, 0);
-	if (fd < 0 && up_refused(errno))
-		SKIP(return, UP_NEED_TASK);
-	ASSERT_LE(0, fd) TH_LOG("dummy event: %m");
-	/* the page and two data pages */
-	base = mmap(NULL, 3 * ps, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	ASSERT_NE(MAP_FAILED, base) TH_LOG("mmap: %m");
-	ASSERT_EQ(-1, munmap(base + 2 * ps, ps));
+	ASSERT_EQ(-1, munmap((char *)self->base + ps, ps));
 	EXPECT_EQ(EINVAL, errno);
-	ASSERT_EQ(MAP_FAILED, mremap(base, 3 * ps, 2 * ps, 0));
+	ASSERT_EQ(MAP_FAILED, mremap(self->base, self->len, ps, 0));
 	EXPECT_EQ(EINVAL, errno);
-	EXPECT_TRUE(up_check_caps(base, &m)) TH_LOG("%s", m.s);
-	before = up_data_head(base);
+	EXPECT_TRUE(up_check_caps(self->base, &m)) TH_LOG("%s", m.s);
+	before = consume(self->base);
 	prctl(PR_SET_NAME, "pabi");
-	EXPECT_TRUE(up_check_head_grew(base, before, REC_COMM, &m))
+	EXPECT_TRUE(up_check_head_grew(self->base, before, REC_COMM, &m))
 	TH_LOG("%s", m.s);
-	munmap(base, 3 * ps);
-	close(fd);
 }
 
 TEST_HARNESS_MAIN

@@ -624,52 +624,10 @@ TEST_F_SIGNAL(access_off, no_user_read_and_reads_trap, UP_TRAP_SIGNAL)
 }
 
 /*
- * The time part needs no PMU: a software event's page has cap_user_time
- * where the architecture's clock allows, and the time_enabled a task
- * extends by itself lies between read()'s before and after.
- */
-TEST(user_time_enabled_agrees)
-{
-	struct perf_event_attr a = {
-		.size = sizeof(a),
-		.type = PERF_TYPE_SOFTWARE,
-		.config = PERF_COUNT_SW_TASK_CLOCK,
-		.exclude_kernel = 1,
-		.read_format = TIMES,
-	};
-	struct up_count s;
-	struct rd r0, r1;
-	unsigned int i;
-	struct ev e;
-	int err;
-
-	err = ev_open(&e, &a, -1);
-	if (err && up_refused(-err))
-		SKIP(return, NEED_TIME);
-	ASSERT_EQ(0, err);
-	if (!up_pc(e.pg)->cap_user_time) {
-		ev_close(&e);
-		SKIP(return, NEED_TIME);
-	}
-	for (i = 0; i < LOOPS; i++) {
-		ASSERT_TRUE(rd(e.fd, &r0));
-		ASSERT_EQ(1, up_self_read(e.pg, &s));
-		ASSERT_TRUE(rd(e.fd, &r1));
-		ASSERT_TRUE(r0.enabled <= s.enabled && s.enabled <= r1.enabled)
-		TH_LOG("time_enabled: read() %llu, user %llu, read() %llu",
-		       (unsigned long long)r0.enabled,
-		       (unsigned long long)s.enabled,
-		       (unsigned long long)r1.enabled);
-		work(100);
-	}
-	ev_close(&e);
-}
-
-/*
- * Nine pinned software events, each disabled and enabled again in turn:
- * every ENABLE reschedules the task's context, and after it each page's
- * time_enabled, extended by the clock, lies between read()'s before and
- * after and never falls below what that page gave before.
+ * No PMU needed: nine pinned software events, each disabled and enabled
+ * again in turn.  Every ENABLE reschedules the task's context, and after
+ * it each page's time_enabled, extended by the clock, lies between
+ * read()'s before and after and never falls below what that page gave.
  */
 TEST(time_enabled_holds_through_enables)
 {
