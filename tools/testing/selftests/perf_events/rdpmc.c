@@ -652,7 +652,8 @@ TEST(time_enabled_holds_through_enables)
 			SKIP(return, NEED_TIME);
 		ASSERT_EQ(0, err);
 	}
-	if (!up_pc(e[0].pg)->cap_user_time)
+	/* the clock: an AArch32 task has cap_user_time and no reader here */
+	if (!UP_HAVE_HW_READ || !up_pc(e[0].pg)->cap_user_time)
 		SKIP(return, NEED_TIME);
 	for (i = 0; i < 20 * N_CLOCKS; i++) {
 		k = i % N_CLOCKS;
@@ -711,7 +712,7 @@ TEST(time_zero_converts_sample_time)
 		SKIP(return, NEED_TIME_ZERO);
 	ASSERT_LE(0, fd) TH_LOG("dummy: %m");
 	pg = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	ASSERT_NE(MAP_FAILED, pg);
+	ASSERT_TRUE(pg != MAP_FAILED);
 	if (!up_pc(pg)->cap_user_time_zero) {
 		munmap(pg, len);
 		close(fd);
