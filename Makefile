@@ -57,28 +57,36 @@ endif
 
 # Settings per install tree: host (this machine, dynamic), or a static
 # tree for a guest of that architecture (vm/qemu/ARCH.conf): the kernel's
-# ARCH, the cross compiler prefix (= the multiarch triplet), and for a
-# foreign architecture a sysroot with its libcap from the Debian archive
-# (vm/qemu/ARCH.conf's debarch, and debsuite when the machine's own
-# release lacks that architecture).
+# ARCH, the cross compiler prefix (= the multiarch triplet, but i386's is
+# i386-linux-gnu), and for a foreign architecture a sysroot with its
+# libcap from the Debian archive (vm/qemu/ARCH.conf's debarch, and
+# debsuite when the machine's own release lacks that architecture).  The
+# 32-bit trees (i386, armhf) also run as compat tasks of x86_64 and arm64
+# guests (./run_tests.sh --kernel compat:SPEC).
 KARCH_host := $(if $(filter aarch64,$(shell uname -m)),arm64,x86)
-GUEST_ARCHES := x86_64 arm64 s390x ppc64le riscv64
+GUEST_ARCHES := x86_64 arm64 s390x ppc64le riscv64 i386 armhf
 KARCH_x86_64 := x86
 KARCH_arm64 := arm64
 KARCH_s390x := s390
 KARCH_ppc64le := powerpc
 KARCH_riscv64 := riscv
+KARCH_i386 := x86
+KARCH_armhf := arm
 CROSS_x86_64 :=
 CROSS_arm64 := aarch64-linux-gnu-
 CROSS_s390x := s390x-linux-gnu-
 CROSS_ppc64le := powerpc64le-linux-gnu-
 CROSS_riscv64 := riscv64-linux-gnu-
+CROSS_i386 := i686-linux-gnu-
+CROSS_armhf := arm-linux-gnueabihf-
 $(foreach a,$(GUEST_ARCHES),$(eval STATIC_$(a) := -static))
 $(foreach a,$(GUEST_ARCHES),$(eval DEPS_$(a) := vm))
+$(foreach a,$(GUEST_ARCHES),$(eval MULTIARCH_$(a) := $(CROSS_$(a):-=)))
+MULTIARCH_i386 := i386-linux-gnu
 $(foreach a,$(filter-out x86_64,$(GUEST_ARCHES)),\
   $(eval SYSROOT_$(a) := $(B)/sysroot-$(a))\
   $(eval LIBCAP_$(a) = -I$$(SYSROOT_$(a))/usr/include \
-	-L$$(SYSROOT_$(a))/usr/lib/$(CROSS_$(a):-=)))
+	-L$$(SYSROOT_$(a))/usr/lib/$(MULTIARCH_$(a))))
 arch_conf = $(shell sed -n 's/^$(2)[[:space:]]\{1,\}//p' "$(M)/vm/qemu/$(1).conf")
 
 .PHONY: help deps framework stage build install-host \

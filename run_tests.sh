@@ -53,14 +53,16 @@ kernels under qemu (software emulation) and run them there.
   -h, --help          show this help
 
 Kernels (SPEC: an image file -- bzImage, vmlinuz, arm64 or riscv64 Image,
-s390x image, ppc64le ELF vmlinux, gzip'd or not; debian:VERSION-FLAVOUR,
-e.g. debian:5.10.0-43-cloud-amd64, debian:7.3.4+deb13-arm64, fetched with
-apt-get download from bullseye, bookworm, trixie, trixie-backports or sid
-and cached in $PERF_ABI_CACHE; debian:LINE-FLAVOUR, e.g.
+ARM zImage, s390x image, ppc64le ELF vmlinux, gzip'd or not;
+debian:VERSION-FLAVOUR, e.g. debian:5.10.0-43-cloud-amd64,
+debian:7.3.4+deb13-arm64, debian:6.1.0-50-686-pae, fetched with apt-get
+download from bullseye, bookworm, trixie, trixie-backports or sid and
+cached in $PERF_ABI_CACHE; debian:LINE-FLAVOUR, e.g.
 debian:6.12-cloud-amd64, the newest of that line; tree:PATH, a kernel
 source tree built out of tree for --arch from tinyconfig + config +
-kernels/tiny-ARCH.config.  Reports name a kernel by the release string in
-its image):
+kernels/tiny-ARCH.config; compat:SPEC, an x86_64 or arm64 kernel running
+the 32-bit programs, i386 or armhf, as compat tasks.  Reports name a kernel
+by the release string in its image, +i386 or +armhf after it for compat:):
   -k, --kernel SPEC   boot SPEC and run the suite in it
   -m, --matrix [FILE] run every SPEC listed in FILE (one a line, # comments;
                       default tools/testing/perf_abi/kernels/matrix.list),
@@ -71,8 +73,8 @@ its image):
                       newest first, with their suite (PATTERN: a regex
                       on VERSION-FLAVOUR, e.g. cloud-amd64)
 Guest options:
-  -a, --arch A        x86_64, arm64, s390x, ppc64le or riscv64 (default:
-                      read from the image)
+  -a, --arch A        x86_64, arm64, s390x, ppc64le, riscv64, i386 or
+                      armhf (default: read from the image)
       --append ARGS   add ARGS to the guest kernel command line
       --smp N         guest CPUs (default 2)
       --memory M      guest memory, MiB or with an M/G suffix (default 512M)
@@ -118,7 +120,7 @@ perf_abi.paranoid=N (kernel.perf_event_paranoid), perf_abi.sibling=N (hold
 N pinned hardware events per CPU during the run: make soak's sibling).
 Environment: PERF_ABI_CACHE (downloaded kernels, initramfs; default
 ~/.cache/perf-abi), QEMU_X86_64, QEMU_ARM64, QEMU_S390X, QEMU_PPC64LE,
-QEMU_RISCV64 (qemu binaries to use; the machine of each architecture is
+QEMU_RISCV64, QEMU_I386, QEMU_ARMHF (qemu binaries to use; the machine of each architecture is
 in tools/testing/perf_abi/vm/qemu/ARCH.conf), PERF_ABI_BOOT_ALLOWANCE
 (seconds a guest has to reach the test init; default the ARCH.conf's).
 
@@ -879,18 +881,25 @@ matrix)
 	;;
 esac
 
-k_arch=() k_label=() k_path=()
+# compat:SPEC: the guest's 32-bit programs (vm/qemu/ARCH.conf's compat,
+# its whole userland) on that kernel; LABEL+ARCH names it in reports.
+# k_arch: the guest's, k_tasks: its programs' architecture.
+k_arch=() k_tasks=() k_label=() k_path=()
 for s in "${specs[@]}"; do
 	r=
-	run "$m/kernels/image.sh" "$s" "$arch" >"$work/image" 2>"$work/err" || {
+	run "$m/kernels/image.sh" "${s#compat:}" "$arch" >"$work/image" 2>"$work/err" || {
 		msg=$(grep -av '^$' "$work/err" | tail -n 1 | sed -E 's/^(image|debian|apt-fetch)(\.sh)?: //')
 		die "${msg:-cannot use kernel $s}"
 	}
 	# ARCH LABEL PATH, the path to the end (a newline in the directory)
 	r=$(cat "$work/image")
 	a=${r%% *} r=${r#* }
-	l=${r%% *} p=${r#* }
-	k_arch+=("$a") k_label+=("$l") k_path+=("$p")
+	l=${r%% *} p=${r#* } t=$a
+	if [ "$s" != "${s#compat:}" ]; then
+		t=$(arch_get "$a" compat) || die "$s: an $a kernel runs no 32-bit programs here (compat: takes an x86_64 or arm64 kernel)"
+		l=$l+$t
+	fi
+	k_arch+=("$a") k_tasks+=("$t") k_label+=("$l") k_path+=("$p")
 done
 [ -n "$label" ] && k_label[0]=$label
 # Labels name files beside the reports: never one of theirs.
@@ -924,13 +933,15 @@ for a in $arches; do
 	run "$m/deps.sh" vm >&2 || exit 2
 	command -v "$q" >/dev/null 2>&1 || die "$q not found even after make deps (package $qpkg)"
 done
-if [ -n "$suite" ] && [ "$(echo "$arches" | wc -l)" != 1 ]; then
-	die "--suite holds one architecture; these kernels are $(echo $arches)"
+tasks=$(printf '%s\n' "${k_tasks[@]}" | sort -u)
+if [ -n "$suite" ] && [ "$(echo "$tasks" | wc -l)" != 1 ]; then
+	die "--suite holds one architecture; these kernels run $(echo $tasks) programs"
 fi
 
-# The install trees (make install-ARCH), rebuilt when the suite changed.
+# The install trees (make install-ARCH), rebuilt when the suite changed,
+# and the initramfs, per architecture of the programs.
 declare -A tree initrd
-for a in $arches; do
+for a in $tasks; do
 	if [ -n "$suite" ]; then
 		tree[$a]=$suite
 		continue
@@ -948,11 +959,11 @@ for a in $arches; do
 done
 # -t: the names against each program's own list; --list prints them.
 if [ ${#selectors[@]} -gt 0 ]; then
-	for a in $arches; do
+	for a in $tasks; do
 		select_tests "${tree[$a]}"
 	done
 fi
-for a in $arches; do
+for a in $tasks; do
 	# The guest's helpers: privrun (--privilege, --cells, --user) and
 	# sibling (perf_abi.sibling=N)
 	make -s -C "$top" "vm-helpers-$a" >"$work/err" 2>&1 ||
@@ -992,9 +1003,9 @@ boot_for() {	# ARCH
 
 # Time allowed to a guest: the boot allowance plus the kselftest timeout of
 # every program (its directory's settings, else the runner's 45 s).
-limit_for() {	# ARCH
+limit_for() {	# TASKS-ARCH GUEST-ARCH
 	local a=$1 t=0 d boot
-	boot=$(boot_for "$a")
+	boot=$(boot_for "$2")
 	while IFS=: read -r d _; do
 		local s
 		s=$(sed -n 's/^timeout=//p' "${tree[$a]}/$d/settings" 2>/dev/null | head -n 1)
@@ -1014,15 +1025,15 @@ rundir=$out_claimed
 mkdir -p "$work/out"
 
 run_one() {	# INDEX RUN: boot kernel INDEX, write its manifest row
-	local i=$1 r=$2 a=${k_arch[$1]} l=${k_label[$1]} t0 t1 rc=0 status=ok reason= grc=
+	local i=$1 r=$2 a=${k_arch[$1]} t=${k_tasks[$1]} l=${k_label[$1]} t0 t1 rc=0 status=ok reason= grc=
 	local d=$work/r$r
 	mkdir -p "$d"
 	t0=$(date +%s%N)
 	local limit why
-	read -r limit why <<<"$(limit_for "$a")"
+	read -r limit why <<<"$(limit_for "$t" "$a")"
 	"$m/vm/boot.sh" --smp "$smp" --memory "$memory" $kvm \
 		--limit "$limit" --limit-why "$why" --boot-limit "$(boot_for "$a")" --append "$guest_append$live" \
-		"$a" "${k_path[$i]}" "${initrd[$a]}" "$d/$l" 2>"$d/$l.err" || rc=$?
+		"$a" "${k_path[$i]}" "${initrd[$t]}" "$d/$l" 2>"$d/$l.err" || rc=$?
 	t1=$(date +%s%N)
 	# A --sysctl the guest refused (vm/init's SYSCTL line): the knob and
 	# the guest's words
@@ -1044,7 +1055,7 @@ run_one() {	# INDEX RUN: boot kernel INDEX, write its manifest row
 		echo "Bail out! $l: $reason" >> "$d/$l.ktap"
 	fi
 	t1=$(((t1 - t0) / 100000000))
-	printf '%s\t%s\t%s\t%s\t%s\t%d.%d\t%s\t%s\n' "$l" "$a" "${specs[$i]}" \
+	printf '%s\t%s\t%s\t%s\t%s\t%d.%d\t%s\t%s\n' "$l" "$t" "${specs[$i]}" \
 		"$l.ktap" "$status" $((t1 / 10)) $((t1 % 10)) "$grc" "$reason" > "$d/$l.row.tmp"
 	mv "$d/$l.row.tmp" "$d/$l.row"
 }
@@ -1140,7 +1151,7 @@ for ((i = 0; i < n; i++)); do
 	for ((r = 1; r <= repeat; r++)); do
 		d=$work/r$r
 		if [ ! -f "$d/$l.row" ]; then	# run_one itself broke
-			printf '%s\t%s\t%s\t\tnoboot\t\t\tthe runner failed\n' "$l" "${k_arch[i]}" "${specs[i]}" > "$d/$l.row"
+			printf '%s\t%s\t%s\t\tnoboot\t\t\tthe runner failed\n' "$l" "${k_tasks[i]}" "${specs[i]}" > "$d/$l.row"
 		fi
 		[ ! -f "$d/$l.setup" ] || setup_err=1
 		if [ "$r" = 1 ] && [ -s "$d/$l.sysctl" ]; then

@@ -28,7 +28,9 @@ pkgs_vm="qemu-system-x86 qemu-system-arm qemu-system-misc qemu-system-ppc
 	gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 	gcc-s390x-linux-gnu libc6-dev-s390x-cross
 	gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross
-	gcc-riscv64-linux-gnu libc6-dev-riscv64-cross"
+	gcc-riscv64-linux-gnu libc6-dev-riscv64-cross
+	gcc-i686-linux-gnu libc6-dev-i386-cross
+	gcc-arm-linux-gnueabihf libc6-dev-armhf-cross"
 pkgs_kernel="flex bison bc libelf-dev libssl-dev kmod gcc-aarch64-linux-gnu"
 pkgs_cross="gcc-s390x-linux-gnu libc6-dev-s390x-cross qemu-user-static"
 pkgs_soak="stress-ng"

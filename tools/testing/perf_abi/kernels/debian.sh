@@ -29,7 +29,7 @@ fetch=$here/../lib/apt-fetch.sh
 cache=${PERF_ABI_CACHE:-$HOME/.cache/perf-abi}
 suites="bullseye bookworm trixie trixie-backports sid"
 # longest first: a flavour may end in another one
-flavours="cloud-amd64 rt-amd64 amd64 cloud-arm64 rt-arm64 arm64-16k arm64 powerpc64le-64k powerpc64le s390x riscv64"
+flavours="cloud-amd64 rt-amd64 amd64 cloud-arm64 rt-arm64 arm64-16k arm64 powerpc64le-64k powerpc64le s390x riscv64 686-pae 686 armmp-lpae armmp"
 
 die() {
 	echo "debian.sh: $*" >&2
@@ -43,6 +43,8 @@ flavour_arch() {
 	s390x) echo s390x ;;
 	powerpc64le|powerpc64le-64k) echo ppc64le ;;
 	riscv64) echo riscv64 ;;
+	686|686-pae) echo i386 ;;
+	armmp|armmp-lpae) echo armhf ;;
 	*) return 1 ;;
 	esac
 }
@@ -70,12 +72,14 @@ index() {
 		fi
 	done
 	if [ -n "$stale" ]; then
-		# s390x, ppc64el, riscv64: no signed kernels, so no -unsigned
-		# package; linux-image-VF holds /boot/vmlinu[xz]-VF itself
+		# s390x, ppc64el, riscv64, armhf: no signed kernels, so no
+		# -unsigned package; linux-image-VF holds /boot/vmlinu[xz]-VF itself
 		local kre="$da(-16k)?" plain=
 		case $da in
 		ppc64el) kre='powerpc64le(-64k)?' plain=1 ;;
 		s390x|riscv64) plain=1 ;;
+		i386) kre='686(-pae)?' ;;
+		armhf) kre='armmp(-lpae)?' plain=1 ;;
 		esac
 		for s in $suites; do
 			[ -f "$cache/apt/$s-$da/stamp" ] || continue
@@ -120,7 +124,7 @@ if [ "${1:-}" = --lines ]; then
 	# run of versions followed by the suite they come from, then the
 	# flavours (those matching REGEX)
 	pat=${2:-.}
-	{ index x86_64; index arm64; } | grep -E -- "$pat" |
+	{ index x86_64; index arm64; index i386; index armhf; } | grep -E -- "$pat" |
 		while read -r vf pv s _; do
 			read -r v f <<<"$(split_vf "$vf")" || continue
 			echo "$(line_of "$v") $v $f $pv $s"

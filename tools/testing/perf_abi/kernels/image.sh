@@ -5,9 +5,9 @@
 #
 #   image.sh SPEC [ARCH]   print "ARCH LABEL PATH"
 #
-# SPEC is a kernel image file (x86 bzImage, arm64 Image, riscv64 Image,
-# s390x image (Debian's vmlinuz), ppc64le ELF vmlinux; any of them may be
-# gzip-compressed; arm64 EFI zboot images are unpacked),
+# SPEC is a kernel image file (x86 bzImage, arm64 Image, ARM zImage,
+# riscv64 Image, s390x image (Debian's vmlinuz), ppc64le ELF vmlinux; any
+# of them may be gzip-compressed; arm64 EFI zboot images are unpacked),
 # debian:VERSION-FLAVOUR or debian:LINE-FLAVOUR (kernels/debian.sh), or
 # tree:PATH, a kernel source tree built for ARCH (default x86_64) by
 # kernels/build.sh.  ARCH (one of vm/qemu/*.conf, or an alias) is checked
@@ -55,18 +55,18 @@ le32() {	# FILE OFFSET -> decimal
 	echo $((16#${h:6:2}${h:4:2}${h:2:2}${h:0:2}))
 }
 
-# FILE -> x86_64 | arm64 | riscv64 | s390x | ppc64le, or a reason on
+# FILE -> x86_64 | i386 | arm64 | armhf | riscv64 | s390x | ppc64le, or a reason on
 # stdout and status 1
 identify() {
 	local f=$1
 	if [ "$(bytes "$f" 514 4)" = 48647253 ]; then		# "HdrS"
-		# xloadflags XLF_KERNEL_64: a 32-bit bzImage is no x86_64 kernel
+		# xloadflags XLF_KERNEL_64: an x86_64 kernel, else i386
 		if [ $((16#$(bytes "$f" 566 1) & 1)) = 1 ]; then
 			echo x86_64
-			return 0
+		else
+			echo i386
 		fi
-		echo "a 32-bit x86 bzImage"
-		return 1
+		return 0
 	fi
 	if [ "$(bytes "$f" 56 4)" = 41524d64 ]; then		# "ARM\x64"
 		echo arm64
@@ -84,9 +84,9 @@ identify() {
 		echo s390x
 		return 0
 	fi
-	if [ "$(bytes "$f" 36 4)" = 18286f01 ]; then
-		echo "a 32-bit ARM zImage"
-		return 1
+	if [ "$(bytes "$f" 36 4)" = 18286f01 ]; then	# ARM zImage magic
+		echo armhf
+		return 0
 	fi
 	if [ "$(bytes "$f" 0 4)" = 7f454c46 ]; then
 		# ELF: class (4), data (5), e_machine (18, in that byte order)
@@ -148,7 +148,7 @@ unpacked() {	# FILE HOW: path= the cached decompressed copy; status 1
 release() {
 	local f=$1 off r=''
 	case $2 in
-	x86_64)
+	x86_64|i386)
 		off=$(bytes "$f" 526 2)		# kernel_version, 0x20e
 		off=$((16#${off:2:2}${off:0:2}))
 		[ "$off" -gt 0 ] &&

@@ -111,6 +111,7 @@ fi
 # The kernels: everything is checked before anything is written.
 k_arch=() k_label=() k_path=()
 for s in "${specs[@]}"; do
+	[ "$s" = "${s#compat:}" ] || die "$s: LAVA jobs boot a kernel with its own programs, not compat: ones"
 	err=$(mktemp)
 	if ! r=$("$m/kernels/image.sh" "$s" 2>"$err"); then
 		msg=$(grep -av '^$' "$err" | tail -n 1 | sed -E 's/^(image|debian|apt-fetch)(\.sh)?: //')

@@ -15,7 +15,8 @@
 # (Debian architecture), debsuite (the Debian suite busybox and libcap of
 # ARCH come from, when the machine's own release lacks ARCH), elf
 # (extended regex matching file(1)'s description of a program of ARCH),
-# aliases (other names for ARCH).
+# aliases (other names for ARCH), compat (the 32-bit ARCH whose programs
+# run as compat tasks of ARCH's kernels: run_tests.sh's compat:SPEC).
 
 perf_abi_arch_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/../vm/qemu" && pwd)
 

@@ -346,6 +346,14 @@ refusal "a newline in the kernel's path" "--kernel 'nl<LF>bzImage'" 'a control c
 refusal "a newline in -o" "-o 'o<LF>ut'" 'a control character' \
 	--kernel "$bz" --suite "$suite" -o "$s/o"$'\n'"ut"
 
+# compat: on a kernel whose conf names no 32-bit programs (a riscv64
+# Image: "RSC\x05" at 56)
+head -c 4096 /dev/zero > "$tmp/img/rv-Image"
+printf 'RSC\005' | dd of="$tmp/img/rv-Image" bs=1 seek=56 conv=notrunc status=none
+refusal "compat: of a riscv64 kernel" "--kernel compat:rv-Image" \
+	'an riscv64 kernel runs no 32-bit programs here' \
+	--kernel "compat:$tmp/img/rv-Image" --suite "$suite" -o "$D"
+
 begin "a non-UTF-8 byte in the kernel's path" "--kernel 'ff<0xff>bzImage'" \
 	"0; summary.json, junit.xml written"
 rt_run -- --kernel "$bz_ff" --suite "$suite" -o "$D"

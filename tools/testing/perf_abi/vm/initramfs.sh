@@ -5,7 +5,8 @@
 #
 #   initramfs.sh ARCH SUITE [INIT [HELPER...]]   print the path of the archive
 #
-# ARCH is one of vm/qemu/*.conf (x86_64, arm64, s390x, ppc64le, riscv64);
+# ARCH is one of vm/qemu/*.conf (x86_64, arm64, s390x, ppc64le, riscv64,
+# i386, armhf; a compat: guest's is its 32-bit programs');
 # SUITE a kselftest install tree (run_kselftest.sh, kselftest/, the test
 # directories) built statically for ARCH.  The archive holds busybox-static
 # of ARCH (the host's own when it is the same architecture, else fetched

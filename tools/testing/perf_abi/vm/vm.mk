@@ -13,6 +13,11 @@
 #               by architecture (VM_CHECK_ARCHES: SPEC=PROG[:TEST] pairs;
 #               the guests sharing a selection boot as one matrix); one
 #               build/check/vm-arches-PROG[-TEST].ktap per selection
+#   check-vm-32bit  the 32-bit programs (make install-i386, install-armhf)
+#               as compat tasks of the vm stage's two kernels
+#               (VM_CHECK_32BIT) with VM_CHECK_SYSCTLS;
+#               build/check/vm-32bit.ktap holds one result per guest,
+#               named LABEL+i386 and LABEL+armhf
 #   matrix      ./run_tests.sh --matrix (kernels/matrix.list, every
 #               architecture, the whole suite) into a new run directory in MATRIX_OUT
 #   bench-vm    seconds for one x86_64 and one arm64 boot + suite and for
@@ -39,8 +44,10 @@ VM_CHECK_ARCHES ?= debian:6.12.113+deb13-s390x=mmap_page \
 	debian:6.12.118+deb13-arm64-16k=mmap_page \
 	debian:6.12.118+deb13-riscv64=rdpmc
 
-CHECK_STAGES += vm vm-arches
-.PHONY: check-vm check-vm-arches bench-vm $(addprefix vm-helpers-,$(GUEST_ARCHES))
+VM_CHECK_32BIT ?= $(addprefix compat:,$(VM_CHECK_KERNELS))
+
+CHECK_STAGES += vm vm-arches vm-32bit
+.PHONY: check-vm check-vm-arches check-vm-32bit bench-vm $(addprefix vm-helpers-,$(GUEST_ARCHES))
 
 # The guest's helpers in /usr/bin (vm/initramfs.sh), static for ARCH:
 # privrun (vm/privrun.c, with libcap as the suite links it: run_tests.sh
@@ -103,6 +110,20 @@ check-vm-arches:
 	    [ $$rc = 0 ] || fail=1; \
 	  done; \
 	  exit $$fail
+
+check-vm-32bit:
+	@mkdir -p "$(CHECK)" "$(B)"
+	@rm -rf "$(B)/vm-32bit" "$(CHECK)/vm-32bit.ktap"
+	@printf '%s\n' $(VM_CHECK_32BIT) > "$(B)/vm-32bit.list"
+	@./run_tests.sh --matrix "$(B)/vm-32bit.list" --output "$(B)/vm-32bit" \
+	    $(addprefix --sysctl ,$(VM_CHECK_SYSCTLS)); rc=$$?; \
+	  if [ -f "$(B)/vm-32bit/report.ktap" ]; then \
+	    cp "$(B)/vm-32bit/report.ktap" "$(CHECK)/vm-32bit.ktap"; \
+	  else \
+	    printf 'TAP version 13\n1..1\nnot ok 1 selftests: vm-32bit: compat tasks # exit=%d\n' \
+	      $$rc > "$(CHECK)/vm-32bit.ktap"; \
+	  fi; \
+	  [ $$rc = 0 ] || [ $$rc = 4 ]
 
 matrix:
 	@./run_tests.sh --matrix "$(MATRIX_LIST)" --runs "$(MATRIX_OUT)"
