@@ -39,13 +39,13 @@ kernels under qemu (software emulation) and run them there.
       --repeat N      run the suite N times and list every test whose
                       verdict changed (exit 1 if one did)
   -l, --log FILE      also write the KTAP output to FILE (one kernel)
-  -o, --output DIR    write the reports to DIR, a new or empty directory:
-                      <label>.ktap (host.ktap on the running kernel),
-                      <label>.console, summary.json, junit.xml, table.md,
-                      report.ktap
-      --runs DIR      write them to a new DIR/<UTC time>-<pid>/ instead,
-                      and point DIR/latest at it when the run completes
-                      (default build/logs/{host,kernel,matrix,compare})
+  -o, --output DIR    write the reports to DIR if it is new or empty, else
+                      to a new DIR/<label>-<UTC time>[-N]/ with DIR/latest
+                      pointed at it when the run completes (the default
+                      build/logs/{host,kernel,matrix,compare} is always
+                      the latter): <label>.ktap (host.ktap on the running
+                      kernel), <label>.console, summary.json, junit.xml,
+                      table.md, report.ktap
       --ktap FILE     write the KTAP to FILE (a matrix: report.ktap, one
                       result per kernel with its tests nested)
       --junit FILE    write JUnit XML to FILE (each failed test's message
@@ -483,12 +483,12 @@ while [ $# -gt 0 ]; do
 		[[ $2 =~ ^[1-9][0-9]?$ ]] || die "$1: '$2' is not a number of guests"
 		jobs=$2
 		shift 2 ;;
-	-o|--output|--runs)
+	-o|--output)
 		[ $# -ge 2 ] && [ -n "$2" ] || die "$1 needs a directory (try --help)"
 		case $2 in -*) die "$1 needs a directory, not the option '$2'" ;; esac
 		no_cntrl "$1" "$2"
-		[ -z "$outdir$runs" ] || die "give one -o or --runs"
-		if [ "$1" = --runs ]; then runs=$2; else outdir=$2; fi
+		[ -z "$outdir" ] || die "give one -o"
+		outdir=$2
 		shift 2 ;;
 	--list-kernels)
 		[ $# -le 2 ] || die "$1 takes one PATTERN at most"
@@ -521,15 +521,14 @@ if [ -n "$log" ]; then
 	[ -d "$(dirname -- "$log")" ] || die "--log: no directory $(dirname -- "$log")"
 	[ ! -d "$log" ] || die "--log: $log is a directory"
 fi
-# The run's directory: -o DIR itself, or a new one in --runs DIR (default
-# build/logs/MODE).  Every check on the path the directory really is
-# (new/.. is its parent).
-[ -n "$outdir" ] || runs=${runs:-$B/logs/$mode}
-final=$(out_resolve "${outdir:-$runs}") || die "--output: cannot resolve ${outdir:-$runs}"
-[ -z "$runs" ] || runs=$final
+# The run's directory: -o DIR itself if new or empty, else a new one in
+# DIR (runs=DIR; always in the default build/logs/MODE).  Every check on
+# the path the directory really is (new/.. is its parent).
+final=$(out_resolve "${outdir:-$B/logs/$mode}") || die "--output: cannot resolve ${outdir:-$B/logs/$mode}"
+[ -n "$outdir" ] && { [ ! -d "$final" ] || [ -z "$(ls -A -- "$final" 2>/dev/null)" ]; } || runs=$final
 if [ -z "$list" ]; then
-	err=$(out_check "$final" "$runs")
-	[ -z "$err" ] || die "${outdir:+--output}${runs:+--runs}: $err"
+	err=$(out_check "$final")
+	[ -z "$err" ] || die "--output: $err"
 fi
 rundir=$final
 # Side files (-l, --ktap, --junit): writable before the run, never one of
@@ -746,7 +745,7 @@ if [ "$mode" = host ]; then
 	host_tree
 	select_tests "$B/install-host"
 	[ -z "$list" ] || exit 0
-	out_claim "$final" "$runs" || die "${outdir:+--output}${runs:+--runs}: $out_err"
+	out_claim "$final" "${runs:+host}" || die "--output: $out_err"
 	rundir=$out_claimed
 	args=()
 	for p in "${sel_progs[@]}"; do args+=(-t "perf_events:$p"); done
@@ -1009,7 +1008,9 @@ limit_for() {	# ARCH
 
 # --- boot them -----------------------------------------------------------
 
-out_claim "$final" "$runs" || die "${outdir:+--output}${runs:+--runs}: $out_err"
+l=$mode
+[ "$mode" != kernel ] || l=${k_label[0]}
+out_claim "$final" "${runs:+$l}" || die "--output: $out_err"
 rundir=$out_claimed
 mkdir -p "$work/out"
 
