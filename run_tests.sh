@@ -306,6 +306,10 @@ spec_arg() {	# OPTION VALUE
 	no_cntrl "$1" "$2"
 }
 while [ $# -gt 0 ]; do
+	case $1 in	# the guest's options: the first one, for the error below
+	-a|--arch|--append|--smp|--memory|--kvm|--suite|--label|--sysctl|--user|--privilege|--cells|-j|--jobs)
+		guest_opt=${guest_opt:-$1} ;;
+	esac
 	case $1 in
 	-t|--test)
 		[ $# -ge 2 ] && [ -n "$2" ] || die "$1 needs a test name (try --help)"
@@ -368,13 +372,11 @@ while [ $# -gt 0 ]; do
 		old_spec=$2 new_spec=$3
 		shift 3 ;;
 	-a|--arch)
-		guest_opt=${guest_opt:-$1}
 		[ $# -ge 2 ] || die "$1 needs an architecture (try --help)"
 		arch=$(arch_name "$2") ||
 			die "unknown architecture '$2' ($(arch_list | tr '\n' ' ' | sed 's/ $//'))"
 		shift 2 ;;
 	--append)
-		guest_opt=${guest_opt:-$1}
 		[ $# -ge 2 ] || die "$1 needs kernel command line arguments (try --help)"
 		case $2 in *[[:cntrl:]]*) die "$1: no control characters (newlines, tabs, CR) in the kernel command line" ;; esac
 		append="$append $2"
@@ -388,13 +390,11 @@ while [ $# -gt 0 ]; do
 		done
 		shift 2 ;;
 	--smp)
-		guest_opt=${guest_opt:-$1}
 		[ $# -ge 2 ] || die "$1 needs a CPU count (try --help)"
 		[[ $2 =~ ^[1-9][0-9]?$ ]] || die "$1: '$2' is not a CPU count from 1 to 99"
 		smp=$2
 		shift 2 ;;
 	--memory)
-		guest_opt=${guest_opt:-$1}
 		[ $# -ge 2 ] || die "$1 needs a size (try --help)"
 		# Whole MiB or GiB only; at most what this machine has.
 		maxm=$(awk '/^MemTotal:/ { print int($2 / 1024) }' /proc/meminfo)
@@ -408,12 +408,10 @@ while [ $# -gt 0 ]; do
 		memory=${mib}M
 		shift 2 ;;
 	--kvm)
-		guest_opt=${guest_opt:-$1}
 		[ -w /dev/kvm ] || die "--kvm: /dev/kvm is not there or not writable"
 		kvm=--kvm
 		shift ;;
 	--suite)
-		guest_opt=${guest_opt:-$1}
 		[ $# -ge 2 ] || die "$1 needs a kselftest install tree (try --help)"
 		no_cntrl "$1" "$2"
 		[ -d "$2" ] || die "$1: no such directory: $2"
@@ -422,7 +420,6 @@ while [ $# -gt 0 ]; do
 		suite=$(cd "$2" && pwd)
 		shift 2 ;;
 	--label)
-		guest_opt=${guest_opt:-$1}
 		[ $# -ge 2 ] || die "$1 needs a name (try --help)"
 		[[ $2 =~ ^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$ ]] ||
 			die "$1: '${2:0:120}' is not a name (at most 100 letters, digits, . _ + -)"
@@ -430,7 +427,6 @@ while [ $# -gt 0 ]; do
 		label=$2
 		shift 2 ;;
 	--sysctl)
-		guest_opt=${guest_opt:-$1}
 		[ $# -ge 2 ] || die "$1 needs NAME=VALUE (try --help)"
 		[[ $2 =~ ^[a-z0-9_-]+(\.[a-z0-9_-]+)*=[^[:space:]]+$ ]] ||
 			die "$1: '$2' is not NAME=VALUE (e.g. kernel.perf_user_access=1)"
@@ -438,7 +434,6 @@ while [ $# -gt 0 ]; do
 		sysctl_names+=("${2%%=*}")
 		shift 2 ;;
 	--user)
-		guest_opt=${guest_opt:-$1}
 		[ $# -ge 2 ] || die "$1 needs a uid (try --help)"
 		[[ $2 =~ ^(0|[1-9][0-9]{0,9})$ ]] && [ "$2" -le 4294967294 ] ||
 			die "$1: '$2' is not a numeric uid"
@@ -446,7 +441,6 @@ while [ $# -gt 0 ]; do
 		user_given=$2
 		shift 2 ;;
 	--privilege)
-		guest_opt=${guest_opt:-$1}
 		[ $# -ge 2 ] || die "$1 needs a MODE: root, nocaps, perfmon or user (try --help)"
 		case $2 in root|nocaps|perfmon|user) ;;
 		*) die "$1: '$2' is not a MODE (root, nocaps, perfmon, user)" ;;
@@ -456,18 +450,10 @@ while [ $# -gt 0 ]; do
 		append="$append perf_abi.priv=$2"
 		shift 2 ;;
 	--cells)
-		guest_opt=${guest_opt:-$1}
 		[ $# -ge 2 ] || die "$1 needs MODE@LEVEL,... or all (try --help)"
 		[ -z "$cells" ] || die "$1 given twice"
 		cells=$2
-		if [ "$cells" = all ]; then
-			cells=
-			for c in root nocaps perfmon user; do
-				for l in -1 0 1 2 3; do
-					cells=$cells${cells:+,}$c@$l
-				done
-			done
-		fi
+		[ "$cells" != all ] || cells=$(printf '%s\n' {root,nocaps,perfmon,user}@{-1,0,1,2,3} | paste -sd,)
 		[[ $cells =~ ^[^,[:space:]]+(,[^,[:space:]]+)*$ ]] ||
 			die "$1: '$2' is not a comma-separated list of MODE@LEVEL (no spaces)"
 		for c in ${cells//,/ }; do
@@ -478,7 +464,6 @@ while [ $# -gt 0 ]; do
 		append="$append perf_abi.cells=$cells"
 		shift 2 ;;
 	-j|--jobs)
-		guest_opt=${guest_opt:-$1}
 		[ $# -ge 2 ] || die "$1 needs a number (try --help)"
 		[[ $2 =~ ^[1-9][0-9]?$ ]] || die "$1: '$2' is not a number of guests"
 		jobs=$2
@@ -524,7 +509,7 @@ fi
 # The run's directory: -o DIR itself if new or empty, else a new one in
 # DIR (runs=DIR; always in the default build/logs/MODE).  Every check on
 # the path the directory really is (new/.. is its parent).
-final=$(out_resolve "${outdir:-$B/logs/$mode}") || die "--output: cannot resolve ${outdir:-$B/logs/$mode}"
+final=$(realpath -m -- "${outdir:-$B/logs/$mode}") || die "--output: cannot resolve ${outdir:-$B/logs/$mode}"
 [ -n "$outdir" ] && { [ ! -d "$final" ] || [ -z "$(ls -A -- "$final" 2>/dev/null)" ]; } || runs=$final
 if [ -z "$list" ]; then
 	err=$(out_check "$final")
@@ -536,7 +521,7 @@ rundir=$final
 side_seen=()
 side_check() {	# OPTION FILE
 	local f d x
-	f=$(out_resolve "$2") || die "$1: cannot resolve $2"
+	f=$(realpath -m -- "$2") || die "$1: cannot resolve $2"
 	case $f/ in "$final"/*)
 		die "$1: $2 is in the output directory $final, which holds the reports" ;;
 	"$top"/tools/*|"$top"/run_tests.sh/|"$top"/Makefile/|"$top"/README/)
@@ -618,9 +603,7 @@ select_tests() {
 			[ "$s" != "$p" ] || { want=all; continue; }
 			want=${want:-some}
 		done
-		if [ -z "$list" ] && [ "$want" != some ]; then
-			continue
-		fi
+		[ -n "$list" ] || [ "$want" = some ] || continue
 		if ! harness_lists "$bin"; then
 			[ "$want" != some ] || die "-t $p:...: $p cannot list its tests (TESTs need a 6.12 or newer kselftest harness)"
 			echo "$p"
@@ -689,19 +672,14 @@ show() {
 
 # --repeat: a verdict that changed fails a run that passed or skipped.
 flipped() {	# FLIPS_STATUS
-	if [ "$1" != 0 ] && { [ "$rc" = 0 ] || [ "$rc" = 4 ]; }; then
-		rc=1
-	fi
+	[ "$1" = 0 ] || { [ "$rc" != 0 ] && [ "$rc" != 4 ]; } || rc=1
 }
 
 # What an interrupted run keeps (on_signal): set by the running part.
 save_partial() { :; }
 
 note_interrupted() {	# SIGNAME DIR WHAT
-	{
-		echo "run_tests.sh was interrupted by $1 on $(date -u '+%F %T UTC')."
-		echo "$3"
-	} > "$2/INTERRUPTED"
+	printf 'run_tests.sh was interrupted by %s on %s.\n%s\n' "$1" "$(date -u '+%F %T UTC')" "$3" > "$2/INTERRUPTED"
 }
 
 # publish_partial SIGNAME: what an interrupted run keeps, into its
@@ -930,10 +908,7 @@ fi
 # The install trees (make install-ARCH), rebuilt when the suite changed.
 declare -A tree initrd
 for a in $arches; do
-	if [ -n "$suite" ]; then
-		tree[$a]=$suite
-		continue
-	fi
+	[ -z "$suite" ] || { tree[$a]=$suite; continue; }
 	tree[$a]=$B/install-$a
 	(
 		flock 9
@@ -980,30 +955,21 @@ done
 # The boot allowance of an architecture (vm/qemu/ARCH.conf; 30 s with
 # KVM; PERF_ABI_BOOT_ALLOWANCE overrides it, e.g. on a slow host).
 boot_for() {	# ARCH
-	if [ -n "${PERF_ABI_BOOT_ALLOWANCE:-}" ]; then
-		echo "$PERF_ABI_BOOT_ALLOWANCE"
-	elif [ -n "$kvm" ]; then
-		echo 30
-	else
-		arch_get "$1" boot
-	fi
+	[ -z "$kvm" ] || { echo "${PERF_ABI_BOOT_ALLOWANCE:-30}"; return; }
+	echo "${PERF_ABI_BOOT_ALLOWANCE:-$(arch_get "$1" boot)}"
 }
 
 # Time allowed to a guest: the boot allowance plus the kselftest timeout of
 # every program (its directory's settings, else the runner's 45 s).
 limit_for() {	# ARCH
-	local a=$1 t=0 d boot
+	local a=$1 t=0 d boot s x=
 	boot=$(boot_for "$a")
 	while IFS=: read -r d _; do
-		local s
 		s=$(sed -n 's/^timeout=//p' "${tree[$a]}/$d/settings" 2>/dev/null | head -n 1)
 		t=$((t + ${s:-45}))
 	done < <(tree_progs "${tree[$a]}")
-	if [ "$ncells" -gt 1 ]; then
-		echo "$((boot + t * ncells)) boot allowance ${boot}s + settings timeouts ${t}s x $ncells cells"
-	else
-		echo "$((boot + t)) boot allowance ${boot}s + settings timeouts ${t}s"
-	fi
+	[ "$ncells" = 1 ] || x=" x $ncells cells"
+	echo "$((boot + t * ncells)) boot allowance ${boot}s + settings timeouts ${t}s$x"
 }
 
 # --- boot them -----------------------------------------------------------

@@ -20,11 +20,6 @@ out_claimed=	# the run's directory, once it is locked and ours
 out_wrote=()	# names this run copied into it
 out_latest=	# runs in DIR: the temporary link of latest, until renamed
 
-# out_resolve PATH: the absolute path PATH names, links and .. resolved
-out_resolve() {
-	realpath -m -- "$1"
-}
-
 # out_check DIR: an error message on stdout if DIR cannot be the run's
 out_check() {
 	local d=$1 p
