@@ -39,13 +39,13 @@ kernels under qemu (software emulation) and run them there.
       --repeat N      run the suite N times and list every test whose
                       verdict changed (exit 1 if one did)
   -l, --log FILE      also write the KTAP output to FILE (one kernel)
-  -o, --output DIR    write the reports to DIR, a new or empty directory:
-                      <label>.ktap (host.ktap on the running kernel),
-                      <label>.console, summary.json, junit.xml, table.md,
-                      report.ktap
-      --runs DIR      write them to a new DIR/<UTC time>-<pid>/ instead,
-                      and point DIR/latest at it when the run completes
-                      (default build/logs/{host,kernel,matrix,compare})
+  -o, --output DIR    write the reports to DIR if it is new or empty, else
+                      to a new DIR/<label>-<UTC time>[-N]/ with DIR/latest
+                      pointed at it when the run completes (the default
+                      build/logs/{host,kernel,matrix,compare} is always
+                      the latter): <label>.ktap (host.ktap on the running
+                      kernel), <label>.console, summary.json, junit.xml,
+                      table.md, report.ktap
       --ktap FILE     write the KTAP to FILE (a matrix: report.ktap, one
                       result per kernel with its tests nested)
       --junit FILE    write JUnit XML to FILE (each failed test's message
@@ -308,6 +308,10 @@ spec_arg() {	# OPTION VALUE
 	no_cntrl "$1" "$2"
 }
 while [ $# -gt 0 ]; do
+	case $1 in	# the guest's options: the first one, for the error below
+	-a|--arch|--append|--smp|--memory|--kvm|--suite|--label|--sysctl|--user|--privilege|--cells|-j|--jobs)
+		guest_opt=${guest_opt:-$1} ;;
+	esac
 	case $1 in
 	-t|--test)
 		[ $# -ge 2 ] && [ -n "$2" ] || die "$1 needs a test name (try --help)"
@@ -370,13 +374,11 @@ while [ $# -gt 0 ]; do
 		old_spec=$2 new_spec=$3
 		shift 3 ;;
 	-a|--arch)
-		guest_opt=${guest_opt:-$1}
 		[ $# -ge 2 ] || die "$1 needs an architecture (try --help)"
 		arch=$(arch_name "$2") ||
 			die "unknown architecture '$2' ($(arch_list | tr '\n' ' ' | sed 's/ $//'))"
 		shift 2 ;;
 	--append)
-		guest_opt=${guest_opt:-$1}
 		[ $# -ge 2 ] || die "$1 needs kernel command line arguments (try --help)"
 		case $2 in *[[:cntrl:]]*) die "$1: no control characters (newlines, tabs, CR) in the kernel command line" ;; esac
 		append="$append $2"
@@ -390,13 +392,11 @@ while [ $# -gt 0 ]; do
 		done
 		shift 2 ;;
 	--smp)
-		guest_opt=${guest_opt:-$1}
 		[ $# -ge 2 ] || die "$1 needs a CPU count (try --help)"
 		[[ $2 =~ ^[1-9][0-9]?$ ]] || die "$1: '$2' is not a CPU count from 1 to 99"
 		smp=$2
 		shift 2 ;;
 	--memory)
-		guest_opt=${guest_opt:-$1}
 		[ $# -ge 2 ] || die "$1 needs a size (try --help)"
 		# Whole MiB or GiB only; at most what this machine has.
 		maxm=$(awk '/^MemTotal:/ { print int($2 / 1024) }' /proc/meminfo)
@@ -410,12 +410,10 @@ while [ $# -gt 0 ]; do
 		memory=${mib}M
 		shift 2 ;;
 	--kvm)
-		guest_opt=${guest_opt:-$1}
 		[ -w /dev/kvm ] || die "--kvm: /dev/kvm is not there or not writable"
 		kvm=--kvm
 		shift ;;
 	--suite)
-		guest_opt=${guest_opt:-$1}
 		[ $# -ge 2 ] || die "$1 needs a kselftest install tree (try --help)"
 		no_cntrl "$1" "$2"
 		[ -d "$2" ] || die "$1: no such directory: $2"
@@ -424,7 +422,6 @@ while [ $# -gt 0 ]; do
 		suite=$(cd "$2" && pwd)
 		shift 2 ;;
 	--label)
-		guest_opt=${guest_opt:-$1}
 		[ $# -ge 2 ] || die "$1 needs a name (try --help)"
 		[[ $2 =~ ^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$ ]] ||
 			die "$1: '${2:0:120}' is not a name (at most 100 letters, digits, . _ + -)"
@@ -432,7 +429,6 @@ while [ $# -gt 0 ]; do
 		label=$2
 		shift 2 ;;
 	--sysctl)
-		guest_opt=${guest_opt:-$1}
 		[ $# -ge 2 ] || die "$1 needs NAME=VALUE (try --help)"
 		[[ $2 =~ ^[a-z0-9_-]+(\.[a-z0-9_-]+)*=[^[:space:]]+$ ]] ||
 			die "$1: '$2' is not NAME=VALUE (e.g. kernel.perf_user_access=1)"
@@ -440,7 +436,6 @@ while [ $# -gt 0 ]; do
 		sysctl_names+=("${2%%=*}")
 		shift 2 ;;
 	--user)
-		guest_opt=${guest_opt:-$1}
 		[ $# -ge 2 ] || die "$1 needs a uid (try --help)"
 		[[ $2 =~ ^(0|[1-9][0-9]{0,9})$ ]] && [ "$2" -le 4294967294 ] ||
 			die "$1: '$2' is not a numeric uid"
@@ -448,7 +443,6 @@ while [ $# -gt 0 ]; do
 		user_given=$2
 		shift 2 ;;
 	--privilege)
-		guest_opt=${guest_opt:-$1}
 		[ $# -ge 2 ] || die "$1 needs a MODE: root, nocaps, perfmon or user (try --help)"
 		case $2 in root|nocaps|perfmon|user) ;;
 		*) die "$1: '$2' is not a MODE (root, nocaps, perfmon, user)" ;;
@@ -458,18 +452,10 @@ while [ $# -gt 0 ]; do
 		append="$append perf_abi.priv=$2"
 		shift 2 ;;
 	--cells)
-		guest_opt=${guest_opt:-$1}
 		[ $# -ge 2 ] || die "$1 needs MODE@LEVEL,... or all (try --help)"
 		[ -z "$cells" ] || die "$1 given twice"
 		cells=$2
-		if [ "$cells" = all ]; then
-			cells=
-			for c in root nocaps perfmon user; do
-				for l in -1 0 1 2 3; do
-					cells=$cells${cells:+,}$c@$l
-				done
-			done
-		fi
+		[ "$cells" != all ] || cells=$(printf '%s\n' {root,nocaps,perfmon,user}@{-1,0,1,2,3} | paste -sd,)
 		[[ $cells =~ ^[^,[:space:]]+(,[^,[:space:]]+)*$ ]] ||
 			die "$1: '$2' is not a comma-separated list of MODE@LEVEL (no spaces)"
 		for c in ${cells//,/ }; do
@@ -480,17 +466,16 @@ while [ $# -gt 0 ]; do
 		append="$append perf_abi.cells=$cells"
 		shift 2 ;;
 	-j|--jobs)
-		guest_opt=${guest_opt:-$1}
 		[ $# -ge 2 ] || die "$1 needs a number (try --help)"
 		[[ $2 =~ ^[1-9][0-9]?$ ]] || die "$1: '$2' is not a number of guests"
 		jobs=$2
 		shift 2 ;;
-	-o|--output|--runs)
+	-o|--output)
 		[ $# -ge 2 ] && [ -n "$2" ] || die "$1 needs a directory (try --help)"
 		case $2 in -*) die "$1 needs a directory, not the option '$2'" ;; esac
 		no_cntrl "$1" "$2"
-		[ -z "$outdir$runs" ] || die "give one -o or --runs"
-		if [ "$1" = --runs ]; then runs=$2; else outdir=$2; fi
+		[ -z "$outdir" ] || die "give one -o"
+		outdir=$2
 		shift 2 ;;
 	--list-kernels)
 		[ $# -le 2 ] || die "$1 takes one PATTERN at most"
@@ -523,15 +508,14 @@ if [ -n "$log" ]; then
 	[ -d "$(dirname -- "$log")" ] || die "--log: no directory $(dirname -- "$log")"
 	[ ! -d "$log" ] || die "--log: $log is a directory"
 fi
-# The run's directory: -o DIR itself, or a new one in --runs DIR (default
-# build/logs/MODE).  Every check on the path the directory really is
-# (new/.. is its parent).
-[ -n "$outdir" ] || runs=${runs:-$B/logs/$mode}
-final=$(out_resolve "${outdir:-$runs}") || die "--output: cannot resolve ${outdir:-$runs}"
-[ -z "$runs" ] || runs=$final
+# The run's directory: -o DIR itself if new or empty, else a new one in
+# DIR (runs=DIR; always in the default build/logs/MODE).  Every check on
+# the path the directory really is (new/.. is its parent).
+final=$(realpath -m -- "${outdir:-$B/logs/$mode}") || die "--output: cannot resolve ${outdir:-$B/logs/$mode}"
+[ -n "$outdir" ] && { [ ! -d "$final" ] || [ -z "$(ls -A -- "$final" 2>/dev/null)" ]; } || runs=$final
 if [ -z "$list" ]; then
-	err=$(out_check "$final" "$runs")
-	[ -z "$err" ] || die "${outdir:+--output}${runs:+--runs}: $err"
+	err=$(out_check "$final")
+	[ -z "$err" ] || die "--output: $err"
 fi
 rundir=$final
 # Side files (-l, --ktap, --junit): writable before the run, never one of
@@ -539,7 +523,7 @@ rundir=$final
 side_seen=()
 side_check() {	# OPTION FILE
 	local f d x
-	f=$(out_resolve "$2") || die "$1: cannot resolve $2"
+	f=$(realpath -m -- "$2") || die "$1: cannot resolve $2"
 	case $f/ in "$final"/*)
 		die "$1: $2 is in the output directory $final, which holds the reports" ;;
 	"$top"/tools/*|"$top"/run_tests.sh/|"$top"/Makefile/|"$top"/README/)
@@ -621,9 +605,7 @@ select_tests() {
 			[ "$s" != "$p" ] || { want=all; continue; }
 			want=${want:-some}
 		done
-		if [ -z "$list" ] && [ "$want" != some ]; then
-			continue
-		fi
+		[ -n "$list" ] || [ "$want" = some ] || continue
 		if ! harness_lists "$bin"; then
 			[ "$want" != some ] || die "-t $p:...: $p cannot list its tests (TESTs need a 6.12 or newer kselftest harness)"
 			echo "$p"
@@ -692,19 +674,14 @@ show() {
 
 # --repeat: a verdict that changed fails a run that passed or skipped.
 flipped() {	# FLIPS_STATUS
-	if [ "$1" != 0 ] && { [ "$rc" = 0 ] || [ "$rc" = 4 ]; }; then
-		rc=1
-	fi
+	[ "$1" = 0 ] || { [ "$rc" != 0 ] && [ "$rc" != 4 ]; } || rc=1
 }
 
 # What an interrupted run keeps (on_signal): set by the running part.
 save_partial() { :; }
 
 note_interrupted() {	# SIGNAME DIR WHAT
-	{
-		echo "run_tests.sh was interrupted by $1 on $(date -u '+%F %T UTC')."
-		echo "$3"
-	} > "$2/INTERRUPTED"
+	printf 'run_tests.sh was interrupted by %s on %s.\n%s\n' "$1" "$(date -u '+%F %T UTC')" "$3" > "$2/INTERRUPTED"
 }
 
 # publish_partial SIGNAME: what an interrupted run keeps, into its
@@ -748,7 +725,7 @@ if [ "$mode" = host ]; then
 	host_tree
 	select_tests "$B/install-host"
 	[ -z "$list" ] || exit 0
-	out_claim "$final" "$runs" || die "${outdir:+--output}${runs:+--runs}: $out_err"
+	out_claim "$final" "${runs:+host}" || die "--output: $out_err"
 	rundir=$out_claimed
 	args=()
 	for p in "${sel_progs[@]}"; do args+=(-t "perf_events:$p"); done
@@ -942,10 +919,7 @@ fi
 # and the initramfs, per architecture of the programs.
 declare -A tree initrd
 for a in $tasks; do
-	if [ -n "$suite" ]; then
-		tree[$a]=$suite
-		continue
-	fi
+	[ -z "$suite" ] || { tree[$a]=$suite; continue; }
 	tree[$a]=$B/install-$a
 	(
 		flock 9
@@ -992,35 +966,28 @@ done
 # The boot allowance of an architecture (vm/qemu/ARCH.conf; 30 s with
 # KVM; PERF_ABI_BOOT_ALLOWANCE overrides it, e.g. on a slow host).
 boot_for() {	# ARCH
-	if [ -n "${PERF_ABI_BOOT_ALLOWANCE:-}" ]; then
-		echo "$PERF_ABI_BOOT_ALLOWANCE"
-	elif [ -n "$kvm" ]; then
-		echo 30
-	else
-		arch_get "$1" boot
-	fi
+	[ -z "$kvm" ] || { echo "${PERF_ABI_BOOT_ALLOWANCE:-30}"; return; }
+	echo "${PERF_ABI_BOOT_ALLOWANCE:-$(arch_get "$1" boot)}"
 }
 
 # Time allowed to a guest: the boot allowance plus the kselftest timeout of
 # every program (its directory's settings, else the runner's 45 s).
 limit_for() {	# TASKS-ARCH GUEST-ARCH
-	local a=$1 t=0 d boot
+	local a=$1 t=0 d boot s x=
 	boot=$(boot_for "$2")
 	while IFS=: read -r d _; do
-		local s
 		s=$(sed -n 's/^timeout=//p' "${tree[$a]}/$d/settings" 2>/dev/null | head -n 1)
 		t=$((t + ${s:-45}))
 	done < <(tree_progs "${tree[$a]}")
-	if [ "$ncells" -gt 1 ]; then
-		echo "$((boot + t * ncells)) boot allowance ${boot}s + settings timeouts ${t}s x $ncells cells"
-	else
-		echo "$((boot + t)) boot allowance ${boot}s + settings timeouts ${t}s"
-	fi
+	[ "$ncells" = 1 ] || x=" x $ncells cells"
+	echo "$((boot + t * ncells)) boot allowance ${boot}s + settings timeouts ${t}s$x"
 }
 
 # --- boot them -----------------------------------------------------------
 
-out_claim "$final" "$runs" || die "${outdir:+--output}${runs:+--runs}: $out_err"
+l=$mode
+[ "$mode" != kernel ] || l=${k_label[0]}
+out_claim "$final" "${runs:+$l}" || die "--output: $out_err"
 rundir=$out_claimed
 mkdir -p "$work/out"
 

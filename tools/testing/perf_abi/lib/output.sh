@@ -4,11 +4,11 @@
 # Sourced by run_tests.sh: the run's own directory (issue 28).
 #
 # Every run writes into a directory of its own, and removes or renames
-# nothing it did not create in this run:
-#   -o DIR     DIR itself, which must be new or empty;
-#   --runs DIR a new DIR/<UTC time>-<pid>/ (made with mkdir: never one
-#              that exists), and DIR/latest, a symlink replaced with one
-#              rename when a run completes.  DIR may hold anything else.
+# nothing it did not create in this run.  -o DIR: DIR itself when it is
+# new or empty; else (and always for the default build/logs/MODE) a new
+# DIR/<label>-<UTC time>[-N]/ (made with mkdir: never one that exists),
+# and DIR/latest, a symlink replaced with one rename when a run completes.
+# DIR may hold anything else.
 # The run holds an flock on its directory from out_claim to its end.
 # Reports are written into the run's work directory and copied in at the
 # end (out_publish).  What could not be copied (a full disk) is removed
@@ -18,12 +18,7 @@
 out_made=()	# directories this run made (mkdir), outermost first
 out_claimed=	# the run's directory, once it is locked and ours
 out_wrote=()	# names this run copied into it
-out_latest=	# --runs: the temporary link of latest, until renamed
-
-# out_resolve PATH: the absolute path PATH names, links and .. resolved
-out_resolve() {
-	realpath -m -- "$1"
-}
+out_latest=	# runs in DIR: the temporary link of latest, until renamed
 
 # out_check DIR: an error message on stdout if DIR cannot be the run's
 out_check() {
@@ -34,9 +29,7 @@ out_check() {
 		return
 	fi
 	if [ -d "$d" ]; then
-		[ -w "$d" ] && [ -x "$d" ] || { echo "cannot write into $d"; return; }
-		[ -n "${2:-}" ] || [ -z "$(ls -A -- "$d" 2>/dev/null)" ] ||
-			echo "$d is not empty: give a new or empty directory (a run never writes over earlier results; --runs DIR keeps every run in DIR/<time>-<pid>/)"
+		[ -w "$d" ] && [ -x "$d" ] || echo "cannot write into $d"
 		return
 	fi
 	# The nearest existing parent must be a directory we can write.
@@ -64,24 +57,22 @@ out_mkdir() {
 	[ -d "$1" ]
 }
 
-# out_claim DIR [runs]: make the run's directory and lock it (fd 6);
-# status 1 and out_err when it cannot be ours
+# out_claim DIR [LABEL]: make the run's directory (with LABEL, a new
+# DIR/LABEL-<time>[-N]) and lock it (fd 6); status 1 and out_err when it
+# cannot be ours
 out_claim() {
-	local d=$1
+	local d=$1 i stamp
 	out_err="cannot create $d"
+	out_mkdir "$d" || return 1
 	if [ -n "${2:-}" ]; then
-		out_mkdir "$d" || return 1
-		local i stamp
-		stamp=$(date -u +%Y%m%dT%H%M%SZ)-$$
-		for ((i = 0; ; i++)); do
+		stamp=${2:0:64}-$(date -u +%Y%m%dT%H%M%SZ)
+		for ((i = 1; ; i++)); do
 			d=$1/$stamp
-			[ "$i" = 0 ] || d=$d.$i
+			[ "$i" = 1 ] || d=$d-$i
 			mkdir -- "$d" 2>/dev/null && break
 			[ "$i" -lt 100 ] || return 1
 		done
 		out_made+=("$d")
-	else
-		out_mkdir "$d" || return 1
 	fi
 	exec 6<"$d" || return 1
 	if ! flock -n 6; then
@@ -113,7 +104,7 @@ out_undo() {
 }
 
 # out_publish SRC [complete]: copy the reports of SRC into the claimed
-# directory; with "complete" and --runs, point latest at it.  Status 1,
+# directory; with "complete" and runs in a DIR ($runs), point latest at it.  Status 1,
 # with a message on stderr and nothing left of this run, when they cannot
 # be written there.
 out_publish() {

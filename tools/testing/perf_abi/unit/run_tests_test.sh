@@ -44,8 +44,7 @@ printf '\177ELF\002\002\001' | dd of="$tmp/vmlinux-be" bs=1 conv=notrunc status=
 printf '\000\025' | dd of="$tmp/vmlinux-be" bs=1 seek=18 conv=notrunc status=none
 echo 'not a kernel' > "$tmp/notakernel"
 printf 'garbage\037\213' > "$tmp/bad.gz"
-mkdir "$tmp/matrix.d" "$tmp/foreign"
-echo precious > "$tmp/foreign/notes.txt"
+mkdir "$tmp/matrix.d"
 printf '%s\r\n' "$tmp/no-such-crlf" > "$tmp/crlf.list"
 # An apt-get that only says it was called: make KVER=9.9 must not get there.
 mkdir "$tmp/fakeapt"
@@ -131,8 +130,6 @@ add home-unset 'no such kernel image' ENV:-HOME --kernel "$tmp/no-such-bzImage" 
 add cache-unwritable "PERF_ABI_CACHE=$tmp/notakernel/cache: cannot write the cache" ENV:PERF_ABI_CACHE="$tmp/notakernel/cache" --kernel "$tmp/bzImage" -o @OUT
 add label-reserved "'report' is reserved" --kernel "$tmp/bzImage" --label report -o @OUT
 add output-uncreatable 'cannot create .* is not a writable directory' --kernel "$tmp/bzImage" -o "$tmp/notakernel/out"
-add output-foreign 'is not empty: give a new or empty directory' --kernel "$tmp/bzImage" -o "$tmp/foreign"
-add host-output-foreign 'is not empty: give a new or empty directory' -o "$tmp/foreign"
 add repeat-zero "'0' is not a number of runs" --repeat 0 -o @OUT
 add privilege-unknown "--privilege: 'admin' is not a MODE" --kernel "$tmp/bzImage" --privilege admin -o @OUT
 add cells-bad-level "--cells: 'user@4' is not MODE@LEVEL" --kernel "$tmp/bzImage" --cells root@2,user@4 -o @OUT
@@ -176,8 +173,6 @@ for c in "${cases[@]}"; do
 		why="an internal error leaked"
 	elif [ -e "$tmp/apt-called" ]; then
 		why="ran apt-get"
-	elif [ ! -f "$tmp/foreign/notes.txt" ] || [ "$(ls -A "$tmp/foreign")" != notes.txt ]; then
-		why="touched a directory not its own"
 	elif [ -s "$tmp/stdout" ]; then
 		why="output on stdout"
 	elif [ -e "$out" ]; then

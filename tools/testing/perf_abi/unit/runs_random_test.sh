@@ -3,12 +3,13 @@
 #
 # Issue 28's randomized test: RUNS_RANDOM_N (default 40 in make check,
 # 200 for the full run: 3.6 min on 2 cores) runs of
-# run_tests.sh (fake qemu guests) into one --runs R, up to 4 at a time,
-# started at random moments; two of three get SIGINT (to the process
-# group, as a terminal sends it), SIGTERM or SIGHUP at a random moment,
-# from before the guest boots to after its reports are written; one in
-# eight is an -o into a complete run's directory (refused).  Afterwards:
-# every complete run's files as they were when it ended, every exit code
+# run_tests.sh (fake qemu guests) into one -o R holding a user's file
+# (each run in R/<label>-<time>[-N]/), up to 4 at a time, started at
+# random moments; two of three get SIGINT (to the process group, as a
+# terminal sends it), SIGTERM or SIGHUP at a random moment, from before
+# the guest boots to after its reports are written.  Afterwards: the
+# user's file as it was, every complete run's files as they were when it
+# ended, every exit code
 # that of its summary.json, INTERRUPTED in every interrupted run's
 # directory that holds anything, latest a link to a complete run, no
 # staging link, no work directory and no process left.  Prints KTAP;
@@ -42,17 +43,17 @@ printf '#!/bin/sh\necho "# fake"\n' > "$suite/perf_events/fake"
 echo 'timeout=5' > "$suite/perf_events/settings"
 chmod +x "$suite/run_kselftest.sh" "$suite/perf_events/fake"
 R=$tmp/R
-mkdir -p "$tmp/runs"
+mkdir -p "$tmp/runs" "$R"
+echo mine > "$R/notes"
 ls -d "$build"/vm/run.* 2>/dev/null | sort > "$tmp/work.before"
 
-# one run: its pid names its directory (R/<time>-<pid>); record its exit
-one() {	# I SIG DELAY SLEEP ARGS...
+# one run: its label names its directory (R/rI-<time>); record its exit
+one() {	# I SIG DELAY SLEEP
 	local i=$1 sig=$2 delay=$3 sl=$4 pid rc=0
-	shift 4
 	FAKE_QEMU_SLEEP=$sl python3 -c 'import os, signal, sys
 signal.signal(signal.SIGINT, signal.SIG_DFL)
 os.setsid()
-os.execv(sys.argv[1], sys.argv[1:])' "$rt" --kernel "$bz" --suite "$suite" "$@" \
+os.execv(sys.argv[1], sys.argv[1:])' "$rt" --kernel "$bz" --suite "$suite" --label "r$i" -o "$R" \
 		>/dev/null 2>"$tmp/runs/$i.err" </dev/null &
 	pid=$!
 	if [ "$sig" != - ]; then
@@ -60,16 +61,15 @@ os.execv(sys.argv[1], sys.argv[1:])' "$rt" --kernel "$bz" --suite "$suite" "$@" 
 		if [ "$sig" = INT ]; then kill -INT -- "-$pid"; else kill "-$sig" "$pid"; fi 2>/dev/null
 	fi
 	{ wait "$pid"; } 2>/dev/null || rc=$?
-	echo "$pid $rc $sig $*" > "$tmp/runs/$i.rc"
+	echo "$rc $sig" > "$tmp/runs/$i.rc"
 	# a complete run: its files now, to compare at the end
-	if [ "$rc" = 0 ] && [ "${1:-}" = --runs ]; then
+	if [ "$rc" = 0 ]; then
 		local d
-		d=$(ls -d "$R"/*-"$pid" 2>/dev/null)
+		d=$(ls -d "$R/r$i-"* 2>/dev/null)
 		[ -z "$d" ] || (cd "$d" && find . -printf '%p %s %T@\n' | sort) > "$tmp/runs/$i.files"
 	fi
 }
 
-complete=
 for ((i = 1; i <= N; i++)); do
 	while [ "$(jobs -rp | wc -l)" -ge 4 ]; do
 		wait -n
@@ -80,12 +80,7 @@ for ((i = 1; i <= N; i++)); do
 	esac
 	delay=$((RANDOM % 4)).$((RANDOM % 10))
 	sl=0.$((RANDOM % 10))
-	if [ $((RANDOM % 8)) = 0 ] && [ -n "$complete" ]; then
-		one "$i" "$sig" "$delay" "$sl" -o "$complete" &
-	else
-		one "$i" "$sig" "$delay" "$sl" --runs "$R" &
-	fi
-	[ -n "$complete" ] || complete=$(readlink -f "$R/latest" 2>/dev/null)
+	one "$i" "$sig" "$delay" "$sl" &
 	sleep "0.$((RANDOM % 10))"
 done
 wait
@@ -94,12 +89,8 @@ why=()
 bad() { why+=("$*"); }
 declare -A status=([INT]=130 [TERM]=143 [HUP]=129 [-]=0)
 for ((i = 1; i <= N; i++)); do
-	read -r pid rc sig mode _ < "$tmp/runs/$i.rc" || { bad "run $i: no exit"; continue; }
-	d=$(ls -d "$R"/*-"$pid" 2>/dev/null)
-	if [ "$mode" = -o ]; then
-		[ "$rc" = 2 ] || [ "$rc" = "${status[$sig]}" ] || bad "run $i: -o into a complete run: exit $rc"
-		continue
-	fi
+	read -r rc sig < "$tmp/runs/$i.rc" || { bad "run $i: no exit"; continue; }
+	d=$(ls -d "$R/r$i-"* 2>/dev/null)
 	case $rc in
 	0) [ -n "$d" ] && [ -s "$d/summary.json" ] && [ ! -e "$d/INTERRUPTED" ] ||
 		bad "run $i: exit 0 without a complete directory" ;;
@@ -119,6 +110,7 @@ for ((i = 1; i <= N; i++)); do
 done
 ncomplete=$(ls "$tmp"/runs/*.files 2>/dev/null | wc -l)
 [ -z "$(find "$R" -maxdepth 1 -name '.latest.*')" ] || bad "a staging link is left"
+[ "$(cat "$R/notes")" = mine ] || bad "the user's file in R changed"
 if [ -e "$R/latest" ]; then
 	[ -L "$R/latest" ] && [ -s "$R/latest/summary.json" ] && [ ! -e "$R/latest/INTERRUPTED" ] ||
 		bad "latest is not a complete run: $(readlink "$R/latest"): $(ls -A "$R/latest/" 2>&1 | tr '\n' ' ')"
@@ -127,11 +119,11 @@ ls -d "$build"/vm/run.* 2>/dev/null | sort | cmp -s - "$tmp/work.before" || bad 
 while read -r p; do
 	kill -0 "$p" 2>/dev/null && bad "a fake qemu ($p) is left"
 done < <(cat "$FAKE_QEMU_PIDS" 2>/dev/null)
-echo "# $ncomplete complete runs, $(find "$R" -mindepth 2 -maxdepth 2 -name INTERRUPTED | wc -l) interrupted ones kept, $(cat "$tmp"/runs/*.rc | awk '$2 == 2' | wc -l) refused"
+echo "# $ncomplete complete runs, $(find "$R" -mindepth 2 -maxdepth 2 -name INTERRUPTED | wc -l) interrupted ones kept, $(cat "$tmp"/runs/*.rc | awk '$1 == 2' | wc -l) refused"
 if [ ${#why[@]} = 0 ]; then
-	echo "ok 1 $N runs into one --runs, signals at random moments: nothing lost"
+	echo "ok 1 $N runs into one -o, signals at random moments: nothing lost"
 else
 	printf '# %s\n' "${why[@]}" | head -n 20
-	echo "not ok 1 $N runs into one --runs: ${#why[@]} problems"
+	echo "not ok 1 $N runs into one -o: ${#why[@]} problems"
 	exit 1
 fi

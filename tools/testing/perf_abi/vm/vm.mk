@@ -126,7 +126,7 @@ check-vm-32bit:
 	  [ $$rc = 0 ] || [ $$rc = 4 ]
 
 matrix:
-	@./run_tests.sh --matrix "$(MATRIX_LIST)" --runs "$(MATRIX_OUT)"
+	@./run_tests.sh --matrix "$(MATRIX_LIST)" -o "$(MATRIX_OUT)"
 
 # Warm first (kernels fetched, suites built, initramfs cached: not timed),
 # then time a boot alone (perf_abi.test=none: the guest runs no test), a
@@ -153,16 +153,16 @@ bench-vm:
 	    read -r a kern target share <<<"$$k"; \
 	    q=QEMU_$${a^^}; export BENCH_QEMU=$$(awk '$$1 == "qemu" { print $$2 }' "$(M)/vm/qemu/$$a.conf"); \
 	    { read -r boot; read -r qboot; } < <(med env "$$q=$(M)/bench/qemu_time.sh" \
-	      ./run_tests.sh --kernel "$$kern" --append perf_abi.test=none --runs "$(B)/bench/boot"); \
+	      ./run_tests.sh --kernel "$$kern" --append perf_abi.test=none); \
 	    { read -r all; read -r qall; } < <(med env "$$q=$(M)/bench/qemu_time.sh" \
-	      ./run_tests.sh --kernel "$$kern" --runs "$(B)/bench/$$a"); \
+	      ./run_tests.sh --kernel "$$kern"); \
 	    printf 'bench-vm: %s %s (median of 3): qemu boots alone in %s, boots and runs the suite in %s (target <= %s), the suite %s (target <= %s); ./run_tests.sh %s and %s\n' \
 	      $$a "$$kern" "$$(s $$qboot)" "$$(s $$qall)" "$$(s $$target)" \
 	      "$$(s $$((qall - qboot)))" "$$(s $$share)" "$$(s $$boot)" "$$(s $$all)" | tee -a "$$out.tmp"; \
 	  done; \
-	  ms=$$(t ./run_tests.sh --matrix "$(MATRIX_LIST)" --runs "$(B)/bench/matrix" | cut -d' ' -f1); \
+	  ms=$$(t ./run_tests.sh --matrix "$(MATRIX_LIST)" | cut -d' ' -f1); \
 	  printf 'bench-vm: matrix of %d kernels, warm cache: %s (target <= 180 s)\n' \
 	    $$(sed -e 's/#.*//' "$(MATRIX_LIST)" | grep -c .) "$$(s $$ms)" | tee -a "$$out.tmp"; \
 	  printf 'bench-vm: %d CPUs, load average %s at the start\n' $$(nproc) $$load | tee -a "$$out.tmp"; \
 	  mv "$$out.tmp" "$$out"
-	@cat "$(B)/bench/matrix/latest/table.md"
+	@cat "$(B)/logs/matrix/latest/table.md"
