@@ -20,7 +20,7 @@ tmp=$(mktemp -d)
 old=$(cat "$knob")
 trap 'echo "$old" > "$knob"; rm -rf "$tmp"' EXIT
 chmod 755 "$tmp"
-cc -O2 -Wall -I"$ksft" -o "$tmp/mmap_page" "$ksft/perf_events/mmap_page.c" ||
+cc -O2 -Wall -I"$ksft" -o "$tmp/mmap_page" "$ksft/perf_events/mmap_page.c" -lcap -lpthread ||
 	{ echo "Bail out! cannot build mmap_page"; exit 1; }
 echo 64 > "$knob"
 (ulimit -l 0 && setpriv --reuid 65534 --regid 65534 --clear-groups \
