@@ -87,7 +87,7 @@ add unknown-debian-line "unknown Debian kernel line.*5\\.10" --kernel debian:4.1
 add tree-missing 'no such kernel tree' --kernel "tree:$tmp/no-such-tree" -o @OUT
 add tree-not-a-kernel 'is not a kernel source tree' --kernel "tree:$tmp/matrix.d" -o @OUT
 add list-kernels-two 'takes one PATTERN at most' --list-kernels a b
-add unknown-arch "unknown architecture 'mips' \\(arm64 ppc64le riscv64 s390x x86_64\\)" --kernel "$tmp/bzImage" --arch mips -o @OUT
+add unknown-arch "unknown architecture 'mips' \\(arm64 armhf i386 ppc64le riscv64 s390x x86_64\\)" --kernel "$tmp/bzImage" --arch mips -o @OUT
 add qemu-missing-s390x 'qemu-system-s390x not found' ENV:PATH="$tmp/bin" --kernel "$tmp/s390image" -o @OUT
 add qemu-missing 'qemu-system-x86_64 not found' ENV:PATH="$tmp/bin" --kernel "$tmp/bzImage" -o @OUT
 add qemu-override-missing 'is not an executable' ENV:QEMU_ARM64=/nonexistent/qemu --kernel "$tmp/Image" -o @OUT
