@@ -107,7 +107,7 @@ FIXTURE(page)
 	bool must_open; /* P_PERFMON: it opened with every capability */
 	void *base, *again; /* again: R_TWICE's second mapping */
 	size_t len;
-	unsigned char snap[3][UP_HDR_LEN]; /* BEFORE, MID, AFTER */
+	uint64_t snap[3][UP_HDR_LEN / 8]; /* aligned: data_head is a u64 */
 };
 
 FIXTURE_VARIANT(page)
@@ -244,6 +244,8 @@ static const char *case_needs(const FIXTURE_VARIANT(page) * v)
 	}
 }
 
+#define PARANOID "/proc/sys/kernel/perf_event_paranoid"
+
 static bool memlock_holds(size_t len)
 {
 	struct rlimit r;
@@ -274,10 +276,11 @@ static const char *drop_caps(struct __test_metadata *_metadata,
 		if (case_attr(v, &a) || held != CAP_SET)
 			held = CAP_CLEAR;
 		fd = held == CAP_SET ? open_case(&a, v, -1, 0) : -1;
-		if (fd >= 0) {
+		/* Debian's paranoid 3 admits CAP_SYS_ADMIN alone */
+		if (fd >= 0 && up_read_int(PARANOID) <= 2)
 			self->must_open = true;
+		if (fd >= 0)
 			close(fd);
-		}
 	}
 	ASSERT_EQ(0, cap_clear(caps));
 	if (held == CAP_SET) {
@@ -505,7 +508,14 @@ static int leave_state(const FIXTURE_VARIANT(page) * v, int fd)
 	case S_PAUSED:
 		return ioctl(fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 0);
 	case S_DETACHED:
-		return ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, -1L); /* as long */
+		/*
+		 * -1 as a long; a 32-bit task's reaches a 64-bit kernel as
+		 * 0xffffffff (EBADF): the page is then checked still redirected
+		 */
+		if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, -1L) &&
+		    (errno != EBADF || sizeof(long) == 8))
+			return -1;
+		return 0;
 	case S_MODIFIED:
 		case_attr(v, &a);
 		return ioctl(fd, PERF_EVENT_IOC_MODIFY_ATTRIBUTES, &a);
@@ -544,14 +554,16 @@ FIXTURE_SETUP(page)
 				  MAP_SHARED, self->map_fd, 0);
 		ASSERT_TRUE(self->base != MAP_FAILED) TH_LOG("mmap again: %m");
 	}
-	ASSERT_EQ(0, up_snapshot(self->base, self->snap[BEFORE]));
+	ASSERT_EQ(0,
+		  up_snapshot(self->base, (unsigned char *)self->snap[BEFORE]));
 	ASSERT_EQ(0, enter_state(variant, self->fd,
 				 variant->origin == O_SIBLING ? self->partner :
 								-1))
 	TH_LOG("ioctls of the state: %m");
-	ASSERT_EQ(0, up_snapshot(self->base, self->snap[MID]));
+	ASSERT_EQ(0, up_snapshot(self->base, (unsigned char *)self->snap[MID]));
 	ASSERT_EQ(0, leave_state(variant, self->fd)) TH_LOG("the inverse: %m");
-	ASSERT_EQ(0, up_snapshot(self->base, self->snap[AFTER]));
+	ASSERT_EQ(0,
+		  up_snapshot(self->base, (unsigned char *)self->snap[AFTER]));
 }
 
 FIXTURE_TEARDOWN(page)
