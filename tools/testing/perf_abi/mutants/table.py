@@ -86,19 +86,14 @@ def counted(programs, names, mine):
     return n
 
 
-def family(test):
-    """prog:fixture.variant.test -> prog:fixture.*.test (a variant family)."""
-    prog, _, name = test.partition(':')
-    parts = name.split('.')
-    return '%s:%s' % (prog, '.'.join([parts[0], '*', parts[2]])
-                      if len(parts) == 3 else name)
-
-
 def squeeze(tests, width):
     """fixture.variant.test over many variants -> fixture.*.test xN."""
     groups = {}
     for t in tests:
-        key = family(t)
+        prog, _, name = t.partition(':')
+        parts = name.split('.')
+        key = '%s:%s' % (prog, '.'.join([parts[0], '*', parts[2]])
+                         if len(parts) == 3 else name)
         groups[key] = groups.get(key, 0) + 1
     items = ['%s x%d' % (k, v) if v > 1 else k for k, v in groups.items()]
     s = ', '.join(items)
@@ -250,25 +245,39 @@ def main(argv):
             print('%s reference programs: %s' % (r['arch'], ' '.join(
                 p['name'] for p in r['progs'] if p['name'] not in ours)))
 
-    # Each TEST (variant family) of ours and the mutants that fail it: a
-    # test nothing kills has no place in the suite.
-    fams, killers = set(), {}
+    # Each test of ours (each case of a fixture) and the mutants that fail
+    # it.  A mutant that fails every test of a fixture on an arch (a page
+    # field every case checks) is listed once, not as any test's killer:
+    # a test with no killer of its own has no place in the suite.
+    tests, killers, ran = set(), {}, {}
     for r in rows:
         if r['progs'] is None:
             continue
         for p in r['progs']:
-            if p['name'] in ours:
-                fams.update(family('%s:%s' % (p['name'], t['name']))
-                            for t in p['tests'])
+            if p['name'] not in ours:
+                continue
+            for t in p['tests']:
+                n = '%s:%s' % (p['name'], t['name'])
+                tests.add(n)
+                if r['name'] == 'pristine' and t['verdict'] == 'pass':
+                    ran.setdefault(r['arch'], set()).add(n)
         if r['name'] != 'pristine':
             for t in r['ours']:
-                killers.setdefault(family(t), set()).add(
-                    '%s/%s' % (r['name'], r['arch']))
-    print('test -> killers (mutant/arch)')
-    for f in sorted(fams):
-        ks = sorted(killers.get(f, ()))
+                killers.setdefault(t, set()).add((r['name'], r['arch']))
+    every = set()
+    for a, names in ran.items():
+        for fx in {n.split('.')[0] for n in names}:
+            mine = [n for n in names if n.split('.')[0] == fx]
+            if len(mine) < 2:
+                continue
+            every |= {(k, a) for k, a2 in set.intersection(
+                *(killers.get(n, set()) for n in mine)) if a2 == a}
+    print('test -> killers (mutant/arch); every case of a fixture: %s' %
+          (' '.join(sorted('%s/%s' % k for k in every)) or '-'))
+    for t in sorted(tests):
+        ks = sorted('%s/%s' % k for k in killers.get(t, set()) - every)
         ok_all = ok_all and bool(ks)
-        print('  %-44s %s' % (f, ' '.join(ks) if ks else 'NONE'))
+        print('  %-50s %s' % (t, ' '.join(ks) if ks else 'NONE'))
     if hist:
         patches = {}
         for p in glob.glob(os.path.join(os.path.dirname(hist), '*.patch')):

@@ -57,13 +57,11 @@ enum origin {
 	O_LEADER, /* a group leader with a task-clock sibling */
 	O_SIBLING, /* a group sibling of a task-clock leader, its own page */
 	O_SET_OUTPUT, /* writes into a dummy's buffer: PERF_EVENT_IOC_SET_OUTPUT */
-	O_FD_OUTPUT, /* the same through PERF_FLAG_FD_OUTPUT at open */
 };
 
 enum remap {
 	R_ONCE,
 	R_TWICE, /* a second mapping of the fd */
-	R_AGAIN, /* munmap, then mmap again */
 };
 
 /* The task that maps the event (the measured task opens it). */
@@ -87,16 +85,13 @@ enum {
 	A_EOE = 1 << 0, /* enable_on_exec */
 	A_INHERIT = 1 << 1, /* on a cpu: perf_mmap() refuses it on cpu -1 */
 	A_PINNED = 1 << 2,
-	A_EXCLUSIVE = 1 << 3,
-	A_BACKWARD = 1 << 4, /* write_backward */
-	A_WAKEUP = 1 << 5, /* wakeup_events 1 */
-	A_WATERMARK = 1 << 6, /* wakeup_watermark half a page */
-	A_SAMPLE_ID_ALL = 1 << 7,
-	A_PER_CPU = 1 << 8, /* pid -1, cpu 0 */
-	A_READ_ONLY = 1 << 9, /* PROT_READ: an overwrite buffer */
-	A_KERNEL = 1 << 10, /* exclude_kernel 0, exclude_hv 0 */
-	A_FREQ = 1 << 11, /* freq 1, sample_freq 4000 */
-	A_ON_CPU = 1 << 12, /* per task, counted on cpu 0 only */
+	A_BACKWARD = 1 << 3, /* write_backward */
+	A_WATERMARK = 1 << 4, /* wakeup_watermark half a page */
+	A_PER_CPU = 1 << 5, /* pid -1, cpu 0 */
+	A_READ_ONLY = 1 << 6, /* PROT_READ: an overwrite buffer */
+	A_KERNEL = 1 << 7, /* exclude_kernel 0, exclude_hv 0 */
+	A_FREQ = 1 << 8, /* freq 1, sample_freq 4000 */
+	A_ON_CPU = 1 << 9, /* per task, counted on cpu 0 only */
 };
 
 #define TIMES (PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING)
@@ -121,7 +116,7 @@ FIXTURE_VARIANT(page)
 	int data_pages;
 	unsigned int flags; /* A_* */
 	int clockid; /* use_clockid with this clock, when not 0 */
-	__u64 sample_type, read_format;
+	__u64 read_format;
 };
 
 #include "page_cases.h"
@@ -173,15 +168,12 @@ static int case_attr(const FIXTURE_VARIANT(page) * v, struct perf_event_attr *a)
 		a->sample_freq = 4000;
 	else
 		a->sample_period = 1000000;
-	a->sample_type = v->sample_type ? v->sample_type : PERF_SAMPLE_IP;
+	a->sample_type = PERF_SAMPLE_IP;
 	a->read_format = v->read_format;
 	a->enable_on_exec = !!(v->flags & A_EOE);
 	a->inherit = !!(v->flags & A_INHERIT);
 	a->pinned = !!(v->flags & A_PINNED);
-	a->exclusive = !!(v->flags & A_EXCLUSIVE);
 	a->write_backward = !!(v->flags & A_BACKWARD);
-	a->sample_id_all = !!(v->flags & A_SAMPLE_ID_ALL);
-	a->wakeup_events = !!(v->flags & A_WAKEUP);
 	if (v->flags & A_WATERMARK) {
 		a->watermark = 1;
 		a->wakeup_watermark = getpagesize() / 2;
@@ -204,13 +196,12 @@ static int case_attr(const FIXTURE_VARIANT(page) * v, struct perf_event_attr *a)
 }
 
 static int open_case(struct perf_event_attr *a, const FIXTURE_VARIANT(page) * v,
-		     int group, unsigned long flags)
+		     int group)
 {
 	bool cpu = v->flags & A_PER_CPU;
 	bool on_cpu = v->flags & (A_PER_CPU | A_ON_CPU);
 
-	return up_perf_event_open(a, cpu ? -1 : 0, on_cpu ? 0 : -1, group,
-				  flags);
+	return up_perf_event_open(a, cpu ? -1 : 0, on_cpu ? 0 : -1, group, 0);
 }
 
 /* The case's one SKIP reason: what its kind and its scope need. */
@@ -275,7 +266,7 @@ static const char *drop_caps(struct __test_metadata *_metadata,
 		ASSERT_EQ(0, cap_get_flag(caps, perfmon, CAP_PERMITTED, &held));
 		if (case_attr(v, &a) || held != CAP_SET)
 			held = CAP_CLEAR;
-		fd = held == CAP_SET ? open_case(&a, v, -1, 0) : -1;
+		fd = held == CAP_SET ? open_case(&a, v, -1) : -1;
 		/* Debian's paranoid 3 admits CAP_SYS_ADMIN alone */
 		if (fd >= 0 && up_read_int(PARANOID) <= 2)
 			self->must_open = true;
@@ -363,16 +354,14 @@ static const char *open_origin(struct __test_metadata *_metadata,
 
 	if (case_attr(v, &a))
 		return case_needs(v);
-	/* the partner: the same clock and direction, never pinned/exclusive */
+	/* the partner: the same clock and direction, never pinned */
 	other = a;
 	other.type = PERF_TYPE_SOFTWARE;
-	other.config = v->origin == O_SET_OUTPUT || v->origin == O_FD_OUTPUT ?
-			       PERF_COUNT_SW_DUMMY :
-			       PERF_COUNT_SW_TASK_CLOCK;
+	other.config = v->origin == O_SET_OUTPUT ? PERF_COUNT_SW_DUMMY :
+						   PERF_COUNT_SW_TASK_CLOCK;
 	other.pinned = 0;
-	other.exclusive = 0;
 	if (v->origin != O_OPENED && v->origin != O_LEADER) {
-		self->partner = open_case(&other, v, -1, 0);
+		self->partner = open_case(&other, v, -1);
 		if (self->partner < 0) {
 			err = errno;
 			TH_LOG("the partner event: %s", strerror(err));
@@ -380,18 +369,13 @@ static const char *open_origin(struct __test_metadata *_metadata,
 			return case_needs(v);
 		}
 	}
-	if (v->origin == O_SET_OUTPUT || v->origin == O_FD_OUTPUT) {
+	if (v->origin == O_SET_OUTPUT) {
 		/* the output event is mapped first: it owns the buffer */
 		out = self->partner;
 		self->base = mmap(NULL, self->len, prot, MAP_SHARED, out, 0);
 		ASSERT_TRUE(self->base != MAP_FAILED) TH_LOG("mmap: %m");
 	}
-	if (v->origin == O_FD_OUTPUT)
-		fd = open_case(&a, v, out,
-			       PERF_FLAG_FD_OUTPUT | PERF_FLAG_FD_NO_GROUP);
-	else
-		fd = open_case(&a, v,
-			       v->origin == O_SIBLING ? self->partner : -1, 0);
+	fd = open_case(&a, v, v->origin == O_SIBLING ? self->partner : -1);
 	if (fd < 0) {
 		err = errno;
 		TH_LOG("perf_event_open: %s", strerror(err));
@@ -404,7 +388,7 @@ static const char *open_origin(struct __test_metadata *_metadata,
 	}
 	self->fd = fd;
 	if (v->origin == O_LEADER) {
-		self->partner = open_case(&other, v, fd, 0);
+		self->partner = open_case(&other, v, fd);
 		ASSERT_LE(0, self->partner) TH_LOG("group sibling: %m");
 	}
 	if (v->origin == O_SET_OUTPUT) {
@@ -545,14 +529,6 @@ FIXTURE_SETUP(page)
 				   self->map_fd, 0);
 		ASSERT_TRUE(self->again != MAP_FAILED)
 		TH_LOG("second mmap: %m");
-	} else if (variant->remap == R_AGAIN) {
-		ASSERT_EQ(0, munmap(self->base, self->len));
-		self->base = mmap(NULL, self->len,
-				  PROT_READ | (variant->flags & A_READ_ONLY ?
-						       0 :
-						       PROT_WRITE),
-				  MAP_SHARED, self->map_fd, 0);
-		ASSERT_TRUE(self->base != MAP_FAILED) TH_LOG("mmap again: %m");
 	}
 	ASSERT_EQ(0,
 		  up_snapshot(self->base, (unsigned char *)self->snap[BEFORE]));
