@@ -19,6 +19,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/capability.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -199,20 +200,22 @@ static void knob_guard(void)
 	sigprocmask(SIG_UNBLOCK, &term, NULL);
 }
 
-FIXTURE(agree)
-{
-	int saved;
-};
+/* A fixture whose tests run with user access on (want 1) or off (0). */
+#define KNOB_FIXTURE(name, want, need)                                  \
+	FIXTURE(name)                                                   \
+	{                                                               \
+		int saved;                                              \
+	};                                                              \
+	FIXTURE_SETUP(name)                                             \
+	{                                                               \
+		knob_setup(_metadata, want, &self->saved, need);        \
+	}                                                               \
+	FIXTURE_TEARDOWN_PARENT(name)                                   \
+	{                                                               \
+		knob_restore(_metadata, self->saved);                   \
+	}
 
-FIXTURE_SETUP(agree)
-{
-	knob_setup(_metadata, 1, &self->saved, NEED_USER_READ);
-}
-
-FIXTURE_TEARDOWN_PARENT(agree)
-{
-	knob_restore(_metadata, self->saved);
-}
+KNOB_FIXTURE(agree, 1, NEED_USER_READ);
 
 /* NULL for err 0, the SKIP reason for a refusal; other errors fail. */
 static const char *refusal(struct __test_metadata *_metadata, int err)
@@ -352,6 +355,42 @@ TEST_F(agree, cycles_64bit_sampling)
 	agree_one(_metadata, PERF_COUNT_HW_CPU_CYCLES, true, 20011);
 }
 #endif
+
+/*
+ * User access is for any task that maps its event (arm64 perf.rst:
+ * perf_user_access "enable user space access"; x86 rdpmc 1: tasks with an
+ * event mapped): what this task read directly, it reads again with no
+ * capability left, as rr, PAPI and JITs do at perf_event_paranoid 2.
+ */
+TEST_F(agree, cycles_no_capabilities)
+{
+	struct perf_event_attr a;
+	struct up_count s;
+	uint32_t index;
+	cap_t none;
+	struct ev e;
+	int err;
+
+	hw_attr(&a, PERF_COUNT_HW_CPU_CYCLES, false, 0);
+	if (refusal(_metadata, ev_open(&e, &a, -1)))
+		SKIP(return, NEED_USER_READ);
+	err = self_read_direct(_metadata, &e, &s);
+	index = s.index;
+	ev_close(&e);
+	if (err)
+		SKIP(return, NEED_USER_READ);
+	none = cap_init();
+	ASSERT_NE(NULL, none);
+	ASSERT_EQ(0, cap_set_proc(none)) TH_LOG("cap_set_proc: %m");
+	ASSERT_EQ(0, cap_free(none));
+	TH_LOG("uid %u, capabilities: none", getuid());
+	if (refusal(_metadata, ev_open(&e, &a, -1)))
+		SKIP(return, NEED_USER_READ);
+	ASSERT_EQ(0, self_read_direct(_metadata, &e, &s))
+	TH_LOG("no counter without capabilities, index %u with them", index);
+	EXPECT_LT(0U, bracket(_metadata, &e, LOOPS));
+	ev_close(&e);
+}
 
 /*
  * As many events as the PMU counts at once, in one group (the drivers
@@ -594,20 +633,7 @@ TEST_F(agree, no_counter_leak)
  * EL0 access per task, armv8pmu_start(); x86 sets CR4.PCE per mm).  Set
  * as root for the test and put back.
  */
-FIXTURE(access_off)
-{
-	int saved;
-};
-
-FIXTURE_SETUP(access_off)
-{
-	knob_setup(_metadata, 0, &self->saved, NEED_KNOB_OFF);
-}
-
-FIXTURE_TEARDOWN_PARENT(access_off)
-{
-	knob_restore(_metadata, self->saved);
-}
+KNOB_FIXTURE(access_off, 0, NEED_KNOB_OFF);
 
 TEST_F_SIGNAL(access_off, no_user_read_and_reads_trap, UP_TRAP_SIGNAL)
 {
