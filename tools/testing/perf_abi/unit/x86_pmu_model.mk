@@ -27,7 +27,8 @@ check-unit-x86model: stage
 		"$(X86M)/rdpmc.s"
 	@$(CC) $(X86M_CFLAGS) -o "$(X86M)/rdpmc" "$(X86M)/rdpmc.s" \
 		"$(M)/unit/x86_pmu_model.c" \
-		-Wl,--wrap=syscall,--wrap=mmap,--wrap=munmap,--wrap=read,--wrap=close
+		-Wl,--wrap=syscall,--wrap=mmap,--wrap=munmap,--wrap=read,--wrap=close \
+		-lcap
 	@! objdump -d "$(X86M)/rdpmc" | grep -P '\t(rdpmc|rdtsc) *$$' || \
 		{ echo "x86_pmu_model: an instruction above was not replaced" >&2; exit 1; }
 	@"$(M)/unit/x86_pmu_model.sh" "$(X86M)/rdpmc" "$(X86M)/knob" \

@@ -192,4 +192,5 @@ FIXTURE_VARIANT_ADD(page, context_switches_kernel_perfmon_only) {
 	.kind = K_CONTEXT_SWITCHES, .state = S_WORKLOAD,
 	.flags = A_KERNEL, .privs = P_PERFMON,
 };
+
 /* clang-format on */

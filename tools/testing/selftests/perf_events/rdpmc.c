@@ -200,22 +200,20 @@ static void knob_guard(void)
 	sigprocmask(SIG_UNBLOCK, &term, NULL);
 }
 
-/* A fixture whose tests run with user access on (want 1) or off (0). */
-#define KNOB_FIXTURE(name, want, need)                                  \
-	FIXTURE(name)                                                   \
-	{                                                               \
-		int saved;                                              \
-	};                                                              \
-	FIXTURE_SETUP(name)                                             \
-	{                                                               \
-		knob_setup(_metadata, want, &self->saved, need);        \
-	}                                                               \
-	FIXTURE_TEARDOWN_PARENT(name)                                   \
-	{                                                               \
-		knob_restore(_metadata, self->saved);                   \
-	}
+FIXTURE(agree)
+{
+	int saved;
+};
 
-KNOB_FIXTURE(agree, 1, NEED_USER_READ);
+FIXTURE_SETUP(agree)
+{
+	knob_setup(_metadata, 1, &self->saved, NEED_USER_READ);
+}
+
+FIXTURE_TEARDOWN_PARENT(agree)
+{
+	knob_restore(_metadata, self->saved);
+}
 
 /* NULL for err 0, the SKIP reason for a refusal; other errors fail. */
 static const char *refusal(struct __test_metadata *_metadata, int err)
@@ -633,7 +631,20 @@ TEST_F(agree, no_counter_leak)
  * EL0 access per task, armv8pmu_start(); x86 sets CR4.PCE per mm).  Set
  * as root for the test and put back.
  */
-KNOB_FIXTURE(access_off, 0, NEED_KNOB_OFF);
+FIXTURE(access_off)
+{
+	int saved;
+};
+
+FIXTURE_SETUP(access_off)
+{
+	knob_setup(_metadata, 0, &self->saved, NEED_KNOB_OFF);
+}
+
+FIXTURE_TEARDOWN_PARENT(access_off)
+{
+	knob_restore(_metadata, self->saved);
+}
 
 TEST_F_SIGNAL(access_off, no_user_read_and_reads_trap, UP_TRAP_SIGNAL)
 {
