@@ -118,9 +118,10 @@ printf '%s\n' "${ours[@]}" > "$out/ours"
 # A tree whose lib.mk puts no -I on selftests/ (6.12) takes the harness
 # the way its own tests do, as a backport to it would.
 if ! grep -q 'I${top_srcdir}/tools/testing/selftests$' "$tree/$sel/lib.mk"; then
-	g diff --name-only --diff-filter=A "$pristine" HEAD -- "$sel/perf_events/*.[ch]" |
-		sed 's|^|'"$tree"'/|' | xargs -d '\n' sed -i \
-		's|^#include "\(kselftest[a-z_]*\.h\)"|#include "../\1"|'
+	g diff -z --name-only --diff-filter=A "$pristine" HEAD -- "$sel/perf_events/*.[ch]" |
+		while IFS= read -r -d '' f; do
+			sed -i 's|^#include "\(kselftest[a-z_]*\.h\)"|#include "../\1"|' "$tree/$f"
+		done
 	step backport info "\"../kselftest*.h\": this tree's lib.mk has no -I selftests/"
 fi
 
