@@ -245,10 +245,11 @@ def main(argv):
             print('%s reference programs: %s' % (r['arch'], ' '.join(
                 p['name'] for p in r['progs'] if p['name'] not in ours)))
 
-    # Each test of ours (each case of a fixture) and the mutants that fail
-    # it.  A mutant that fails every test of a fixture on an arch (a page
-    # field every case checks) is listed once, not as any test's killer:
-    # a test with no killer of its own has no place in the suite.
+    # Each test of ours (each case of a fixture's variants) and the
+    # mutants that fail it.  A mutant that fails every case of a variant
+    # family on an arch (a page field every case checks) is listed once,
+    # not as any case's killer: a case with no killer of its own has no
+    # place in the suite.
     tests, killers, ran = set(), {}, {}
     for r in rows:
         if r['progs'] is None:
@@ -266,16 +267,19 @@ def main(argv):
                 killers.setdefault(t, set()).add((r['name'], r['arch']))
     every = set()
     for a, names in ran.items():
-        for fx in {n.split('.')[0] for n in names}:
-            mine = [n for n in names if n.split('.')[0] == fx]
+        cases = [n for n in names if n.count('.') == 2]
+        for fx in {n.split('.')[0] for n in cases}:
+            mine = [n for n in cases if n.split('.')[0] == fx]
             if len(mine) < 2:
                 continue
-            every |= {(k, a) for k, a2 in set.intersection(
+            every |= {(fx, k, a) for k, a2 in set.intersection(
                 *(killers.get(n, set()) for n in mine)) if a2 == a}
-    print('test -> killers (mutant/arch); every case of a fixture: %s' %
-          (' '.join(sorted('%s/%s' % k for k in every)) or '-'))
+    print('test -> killers (mutant/arch); every case of a family: %s' %
+          (' '.join(sorted('%s/%s' % k[1:] for k in every)) or '-'))
     for t in sorted(tests):
-        ks = sorted('%s/%s' % k for k in killers.get(t, set()) - every)
+        fx = t.split('.')[0] if t.count('.') == 2 else None
+        ks = sorted('%s/%s' % k for k in killers.get(t, set())
+                    if (fx,) + k not in every)
         ok_all = ok_all and bool(ks)
         print('  %-50s %s' % (t, ' '.join(ks) if ks else 'NONE'))
     if hist:
