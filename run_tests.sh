@@ -256,9 +256,6 @@ cache_lock() {
 	echo "run_tests.sh: waiting (up to 10 min) for another run_tests.sh using the cache $PERF_ABI_CACHE" >&2 || true
 	run flock -w 600 5 || die "the cache $PERF_ABI_CACHE stayed locked by another run_tests.sh for 10 min"
 }
-cache_unlock() {
-	flock -u 5 2>/dev/null || true
-}
 [ -z "${PERF_ABI_BOOT_ALLOWANCE:-}" ] || [[ $PERF_ABI_BOOT_ALLOWANCE =~ ^[1-9][0-9]{0,4}$ ]] ||
 	die "PERF_ABI_BOOT_ALLOWANCE='$PERF_ABI_BOOT_ALLOWANCE' is not a number of seconds"
 # Paths are data, but a control character (a tab, a newline) is one the
@@ -949,7 +946,7 @@ for a in $tasks; do
 	}
 	initrd[$a]=$(cat "$work/initrd")
 done
-cache_unlock
+flock -u 5 2>/dev/null || true	# the cache: another run may use it now
 
 # The selection on the guest's command line (vm/init): one perf_abi.test=
 # per program, PROG or PROG:OPT,ARG,... (the harness options).
@@ -1027,10 +1024,6 @@ run_one() {	# INDEX RUN: boot kernel INDEX, write its manifest row
 	mv "$d/$l.row.tmp" "$d/$l.row"
 }
 
-say() {	# progress of several guests
-	[ "$mode" = kernel ] && [ "$repeat" = 1 ] || echo "run_tests.sh: $*" >&2 || true
-}
-
 # Progress on a terminal: kernel, program, tests done (the guest copies
 # its runner's output to the console as it comes: perf_abi.live=1).
 live=
@@ -1097,7 +1090,7 @@ for ((r = 1; r <= repeat; r++)); do
 		while [ "$(jobs -rp | wc -l)" -ge "$((jobs + extra))" ]; do
 			wait -n || true
 		done
-		say "booting ${k_label[i]} (${k_arch[i]})${repeat:+$([ "$repeat" = 1 ] || echo ", run $r of $repeat")}"
+		[ "$mode" = kernel ] && [ "$repeat" = 1 ] || echo "run_tests.sh: booting ${k_label[i]} (${k_arch[i]})${repeat:+$([ "$repeat" = 1 ] || echo ", run $r of $repeat")}" >&2 || true
 		run_one "$i" "$r" &
 	done
 done

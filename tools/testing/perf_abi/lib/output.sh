@@ -24,10 +24,7 @@ out_latest=	# runs in DIR: the temporary link of latest, until renamed
 out_check() {
 	local d=$1 p
 	[ ${#d} -lt 3800 ] || { echo "the path is ${#d} bytes long; at most 3800"; return; }
-	if [ -e "$d" ] && [ ! -d "$d" ]; then
-		echo "$d exists and is not a directory"
-		return
-	fi
+	[ ! -e "$d" ] || [ -d "$d" ] || { echo "$d exists and is not a directory"; return; }
 	if [ -d "$d" ]; then
 		[ -w "$d" ] && [ -x "$d" ] || echo "cannot write into $d"
 		return
