@@ -1,18 +1,27 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# lib/tests.sh, which -t and --list rest on: the harness's -l table read
-# into full test names (fixtures with and without variants, a variant
-# name wider than its column, more variants than tests and the reverse),
-# globs and exact names matched, and the filter options made from a
-# selection: the harness's own rule (the first -f/-v/-t/-r that matches
-# enables a test) must enable exactly the selected tests.  Prints KTAP;
-# exit 1 on failure.
+# The selection of lib/run_tests.py, which -t and --list rest on: the
+# harness's -l table read into full test names (fixtures with and without
+# variants, a variant name wider than its column, more variants than tests
+# and the reverse), globs and exact names matched, and the filter options
+# made from a selection: the harness's own rule (the first -f/-v/-t/-r
+# that matches enables a test) must enable exactly the selected tests.
+# Prints KTAP; exit 1 on failure.
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=tools/testing/perf_abi/lib/tests.sh
-. "$here/../lib/tests.sh"
+# list_tests PROG, match_tests ALL PATTERN, compress_filter ALL SELECTED:
+# run_tests.py's functions, names one a line
+py() {	# CODE ARGS...
+	python3 -c "import sys; sys.path.insert(0, sys.argv[1]); import run_tests as r
+w = lambda x: sys.stdout.write(''.join(n + '\\n' for n in x))
+a = lambda f: open(f).read().split()
+$1" "$here/../lib" "${@:2}"
+}
+list_tests() { py 'w(r.list_tests(sys.argv[2]))' "$1"; }
+match_tests() { py 'w(r.match_tests(a(sys.argv[2]), sys.argv[3]))' "$1" "$2"; }
+compress_filter() { py 'w(r.compress_filter(a(sys.argv[2]), a(sys.argv[3])))' "$1" "$2"; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
