@@ -5,7 +5,7 @@
  * and linked with --wrap=syscall,mmap,munmap,read,close: perf_event_open()
  * and its fds come here, everything else goes on to libc.
  *
- * X86_PMU_MODEL="N,F[,wd][,leak]": general counters at rdpmc index 0..N-1,
+ * X86_PMU_MODEL="N,F[,wd][,leak][,noexclude]": general counters at rdpmc index 0..N-1,
  * fixed ones at 1 << 30 | k, k < F (0 counts instructions, 1 cycles); "wd":
  * the NMI watchdog's pinned cycles event holds fixed 1, or general 0.
  * rdpmc of any other index, or while the knob RDPMC_KNOB reads 0, raises
@@ -22,7 +22,9 @@
  * lock.  The state is shared by every process of the program (the harness
  * forks each test); the current task is the caller: a counter it has no
  * event on reads 0, as perf_clear_dirty_counters() leaves it, or with
- * "leak" what another task's event left there.
+ * "leak" what another task's event left there.  "noexclude": a PMU that
+ * cannot leave the kernel out (PERF_PMU_CAP_NO_EXCLUDE): EINVAL for an
+ * event with exclude_kernel or exclude_hv.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -69,7 +71,7 @@ static struct model {
 	struct event ev[EVENTS];
 	unsigned int n, f;
 	uint32_t wd; /* the watchdog's counter, or NONE */
-	bool leak;
+	bool leak, noexclude;
 	int lock;
 	uint64_t now;
 } *m;
@@ -263,6 +265,8 @@ static int open_event(const struct perf_event_attr *a, pid_t pid, int cpu,
 	    a->sample_period > MASK / 2 || (pid && pid != me) || cpu != -1 ||
 	    flags & ~PERF_FLAG_FD_CLOEXEC)
 		return -ENOENT;
+	if (m->noexclude && (a->exclude_kernel || a->exclude_hv))
+		return -EINVAL;
 	if (group >= 0) {
 		l = find(group);
 		if (!l || l->leader != l - m->ev)
@@ -330,11 +334,12 @@ __attribute__((constructor(101))) static void model_init(void)
 	    sscanf(s, "%u,%u%n", &m->n, &m->f, &len) < 2 || m->n > 32 ||
 	    m->f > 32) {
 		fprintf(stderr,
-			"x86_pmu_model: X86_PMU_MODEL=N,F[,wd][,leak]\n");
+			"x86_pmu_model: X86_PMU_MODEL=N,F[,wd][,leak][,noexclude]\n");
 		exit(2);
 	}
 	m->wd = !strstr(s + len, ",wd") ? NONE : m->f > 1 ? FIXED | 1 : 0;
 	m->leak = strstr(s + len, ",leak");
+	m->noexclude = strstr(s + len, ",noexclude");
 	if (!fork())
 		mux_timer(getppid());
 }

@@ -517,7 +517,6 @@ FIXTURE_SETUP(page)
 	self->map_fd = -1;
 	self->base = MAP_FAILED;
 	self->again = MAP_FAILED;
-	self->must_open = false;
 	self->len = (1 + variant->data_pages) * getpagesize();
 	skip = variant->privs ? drop_caps(_metadata, self, variant) : NULL;
 	if (!skip)

@@ -1,22 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * mmap_page's cases: each a configuration of an event whose page is checked,
- * above it the kernel path to the page that no other case takes (in 6.12's
- * kernel/events/core.c) and who takes it.  A case's name is its kind, then
- * what is not the default: per task, opened by perf_event_open(), mapped
- * once with PROT_READ | PROT_WRITE, the page alone (no data area, as a
- * self-monitoring task maps it), sampling PERF_SAMPLE_IP.  A configuration
- * with no path of its own is no case.  The kernel refuses these (EINVAL):
+ * mmap_page's cases, each above it the kernel path to the page no other
+ * case takes (6.12) and who takes it.  A case's name is its kind, then what
+ * is not the default: per task, opened by perf_event_open(), mapped once
+ * PROT_READ | PROT_WRITE, the page alone (no data area), sampling
+ * PERF_SAMPLE_IP.  The kernel refuses these (EINVAL):
  *  - inherit on every cpu (perf_mmap(): "Don't allow mmap() of inherited
  *    per-task counters"), or with REFRESH (_perf_event_refresh());
  *  - pinned on a group sibling (perf_event_open());
  *  - a clock that is not NMI-safe on a tracepoint, breakpoint or hardware
  *    event (perf_event_set_clock()).
- * Nor REFRESH on cpu-clock or task-clock: it hangs 6.16 and 6.17 kernels
- * (an hrtimer event re-armed from its own overflow).
- * Not a case: munmap of the buffer a redirected (SET_OUTPUT) event writes:
- * it detaches the event from the buffer (perf_mmap_close()), so the
- * state's ioctls would never reach the page checked.
+ * Nor REFRESH on cpu-clock or task-clock: it hangs 6.16 and 6.17 (hrtimer).
+ * Not a case: munmap of a redirected event's buffer detaches the event
+ * (perf_mmap_close()), so no ioctl of its state would reach the page.
  */
 
 /* clang-format off */

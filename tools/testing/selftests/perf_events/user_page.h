@@ -613,10 +613,26 @@ static inline int up_read_int(const char *path)
 	return buf[0] ? atoi(buf) : -1;
 }
 
+/*
+ * EINVAL for an exclude_* hardware event whose PMU cannot exclude (riscv
+ * legacy: PERF_PMU_CAP_NO_EXCLUDE) is EOPNOTSUPP if it opens without them.
+ */
 static inline int up_perf_event_open(struct perf_event_attr *attr, pid_t pid,
 				     int cpu, int group, unsigned long flags)
 {
-	return syscall(__NR_perf_event_open, attr, pid, cpu, group, flags);
+	struct perf_event_attr all = *attr;
+	int fd = syscall(__NR_perf_event_open, attr, pid, cpu, group, flags);
+
+	if (fd >= 0 || errno != EINVAL || attr->type != PERF_TYPE_HARDWARE ||
+	    !(attr->exclude_kernel || attr->exclude_hv))
+		return fd;
+	all.exclude_kernel = 0;
+	all.exclude_hv = 0;
+	fd = syscall(__NR_perf_event_open, &all, pid, cpu, group, flags);
+	if (fd >= 0)
+		close(fd);
+	errno = fd >= 0 || errno == EACCES ? EOPNOTSUPP : EINVAL;
+	return -1;
 }
 
 /*
