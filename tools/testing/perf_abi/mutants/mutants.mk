@@ -74,7 +74,8 @@ check-mutants:
 	  [ $$rc = 0 ] || { tail -n 5 "$(CHECK)/mutants.log" >&2; exit 1; }
 
 # Cold: an empty PERF_ABI_CACHE and no build/mutants (kernel source
-# extraction, both kernel builds, initramfs, install trees, every boot).
+# extraction, the kernel builds of MUT_ARCHES, initramfs, install trees,
+# every boot).
 # Warm: the same command again.  Targets: cold <= 1200 s, warm <= 180 s.
 bench-mutants:
 	@rm -rf "$(B)/bench-cache" "$(MUT_B)"
