@@ -164,7 +164,9 @@ def old_cells(text):
 def history(path, booted, results, patches):
     """The history table: a row per '### Hn COMMIT SUBJECT' of HISTORY.md,
     its '- Model:' mutant's verdict on each arch (results[(arch, name)] =
-    (killed by every boot, the kinds of kill)), and the summary line.  A
+    (killed by every boot, the kinds of kill)), and the summary line
+    ('killed' when a test of ours failed in every boot, else the kinds of
+    kill in brackets, e.g. 'killed (crash in PROG:TEST)').  A
     fix is killed when its mutant is killed on an arch booted here; else
     not bootable here when its '- Here:' line begins with 'no' (the reason
     follows); else not killed.  Arches not booted (a column of the table
@@ -197,8 +199,9 @@ def history(path, booted, results, patches):
                 cells.append(old.get(head[0], {}).get(a, 'not run'))
             elif mutant and (a, mutant) in results:
                 killed, kinds = results[(a, mutant)]
-                cells.append('killed (%s)' % ' / '.join(sorted(kinds))
-                             if killed else 'not killed')
+                cells.append('not killed' if not killed else 'killed'
+                             if kinds == {'test failed'} else
+                             'killed (%s)' % ' / '.join(sorted(kinds)))
             elif mutant and a in patches.get(mutant, ''):
                 cells.append('not run')
             elif why is not None:
