@@ -21,7 +21,7 @@ back) and, in a run of two arches or more, every test of ours is killed
 by some mutant.  With HISTORY.md (every mutant of the arches booted run), it
 also prints the history table (one row per fix there: its verdict per
 arch, with the kind of kill, and the line "caught N of M fixes, K not
-bootable here"; the columns of arches not booted are HISTORY.md's) and
+bootable here"; the verdicts on arches not booted are HISTORY.md's) and
 fails when the table in HISTORY.md, between its two HISTORY_TABLE
 markers, says otherwise, naming each fix it counts as killed that this
 run did not kill.
@@ -169,8 +169,8 @@ def history(path, booted, results, patches):
     kill in brackets, e.g. 'killed (crash in PROG:TEST)').  A
     fix is killed when its mutant is killed on an arch booted here; else
     not bootable here when its '- Here:' line begins with 'no' (the reason
-    follows); else not killed.  Arches not booted (a column of the table
-    in HISTORY.md) keep HISTORY.md's cells."""
+    follows); else not killed.  The verdicts of mutants on arches not
+    booted here (a column of the table in HISTORY.md) are HISTORY.md's."""
     parts = open(path).read().split(MARK)
     text = parts[0] + (parts[2] if len(parts) == 3 else '')
     old, old_arches = old_cells(parts[1] if len(parts) == 3 else '')
@@ -195,7 +195,7 @@ def history(path, booted, results, patches):
             if re.match(r'no\b', here) else None
         cells = []
         for a in arches:
-            if a not in booted:
+            if a not in booted and mutant and a in patches.get(mutant, ''):
                 cells.append(old.get(head[0], {}).get(a, 'not run'))
             elif mutant and (a, mutant) in results:
                 killed, kinds = results[(a, mutant)]
