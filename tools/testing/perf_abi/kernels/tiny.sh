@@ -3,7 +3,7 @@
 #
 # Build a tiny guest kernel from Debian's linux-source package and print the
 # image path (the only line on stdout).
-#   tiny.sh [--arch x86_64|arm64] [--src TARBALL] [--patch FILE]... [--key] [-j N]
+#   tiny.sh [--arch x86_64|arm64|riscv64] [--src TARBALL] [--patch FILE]... [--key] [-j N]
 # Config: tinyconfig + the repo's top-level `config` (what the suite's
 # config fragment asks for, spelled out for tinyconfig) +
 # kernels/tiny-ARCH.config.  Patches (mutant or otherwise) are
@@ -45,7 +45,8 @@ done
 case $arch in
 x86_64) cross=''; image=arch/x86/boot/bzImage ;;
 arm64) cross=aarch64-linux-gnu-; image=arch/arm64/boot/Image ;;
-*) die "unknown arch '$arch' (x86_64, arm64)" ;;
+riscv64) cross=riscv64-linux-gnu-; image=arch/riscv/boot/Image ;;
+*) die "unknown arch '$arch' (x86_64, arm64, riscv64)" ;;
 esac
 [ -f "$tarball" ] || die "no kernel source $tarball (tools/testing/perf_abi/deps.sh kernel)"
 frags=("$top/config" "$here/tiny-$arch.config")

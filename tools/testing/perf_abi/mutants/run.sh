@@ -2,16 +2,19 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The mutant kill matrix.
-#   run.sh [--arch x86_64,arm64] [--mutant NAME,...] [--output DIR]
+#   run.sh [--arch x86_64,arm64,riscv64] [--mutant NAME,...] [--output DIR]
 #          [--ktap FILE] [--jobs N] [--repeat N] [--fresh]
 # Builds (or reuses) one kernel per arch with every patch of this directory
 # applied (kernels/tiny.sh), boots it once pristine (no parameter) and once
 # per mutant (perf_abi_mutant=NAME) through ./run_tests.sh with a kselftest
 # install tree holding this suite (perf_events) and, as the reference, the
 # kernel's own perf_events selftests (perf_events.upstream), then prints
-# mutant x the TEST()s that failed.  Exit 0 only when both pristine kernels
-# pass all of our tests, every mutant is killed by at least one named test
-# of ours and every boot ended with a verdict; else 1 (2: bad usage).
+# mutant x the TEST()s that failed.  A mutant is killed when a named test
+# of ours fails, the kernel crashes (exit 3) while a test of ours runs, or
+# splats (WARNING, BUG...) during one; the table says which.  Exit 0 only
+# when every pristine kernel passes all of our tests without a splat, every
+# mutant is killed and every boot ended with a verdict; else 1 (2: bad
+# usage).
 # --ktap FILE also writes one ok/not ok per (arch, mutant) and per pristine
 # kernel, in the kselftest runner's format.
 # --repeat N boots each kernel N times: a mutant is killed only when all
@@ -23,13 +26,13 @@
 # survivor or a run without verdict is booted again next time, so a flaky
 # test cannot freeze a wrong verdict.  --fresh boots every kernel again.
 # Needs the top Makefile's install trees: run it as `make mutants`, which
-# passes INSTALL_x86_64/INSTALL_arm64 (combined trees) in the environment.
+# passes INSTALL_ARCH (combined trees) for each arch in the environment.
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../../.." && pwd)
 m=$top/tools/testing/perf_abi
-arches=x86_64,arm64
+arches=x86_64,arm64,riscv64
 only=
 out=$top/build/mutants/runs
 ktap=
@@ -83,7 +86,7 @@ runner_key=$( { cat "$runner" "$here/run.sh"; for f in "$m"/vm/* "$m"/lib/*; do
 	[ -f "$f" ] && cat "$f"; done; } | sha256sum | cut -c1-16)
 : > "$jobfile"
 for a in ${arches//,/ }; do
-	case $a in x86_64|arm64) ;; *) die "unknown arch '$a'" ;; esac
+	case $a in x86_64|arm64|riscv64) ;; *) die "unknown arch '$a'" ;; esac
 	var=INSTALL_$a
 	suite=${!var:-$top/build/mutants/install-$a}
 	[ -x "$suite/run_kselftest.sh" ] || die "no install tree $suite (make mutants builds it)"
@@ -141,9 +144,10 @@ echo "boots done in $(( $(date +%s) - t0 ))s" >&2
 
 ours=$(sed -n 's/^TEST_GEN_PROGS *[+:]\{0,1\}= *//p' \
 	"$top/tools/testing/selftests/perf_events/Makefile")
-# The history table when every mutant ran on both arches.
+# The history table when every mutant of the arches booted ran: their
+# columns from this run, the others' as HISTORY.md has them.
 hist=
-[ -z "$only" ] && [ "$arches" = x86_64,arm64 ] && hist=$here/HISTORY.md
+[ -z "$only" ] && hist=$here/HISTORY.md
 python3 "$here/table.py" "$m/lib" "$out" "$jobfile" "$ours" "${ktap:-}" "$hist"
 rc=$?
 # Keep the runs table.py found as expected (OUTDIR/expected: ARCH DIR).

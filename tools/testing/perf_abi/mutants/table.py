@@ -9,23 +9,47 @@ run.sh --repeat) holds what ./run_tests.sh --output
 wrote (*.ktap) and rc ("<exit code> <seconds>").  Results are parsed with
 the project's one KTAP parser (lib/ktap.py parse()).  Programs named in
 OUR PROGRAMS are this suite; the others are the reference suite (the
-kernel's own perf_events selftests).  Exit 0 only when every pristine run
-passed all our tests, every mutant is killed by a named test of ours,
-every run ended with a verdict and none left perf_user_access on (KNOB-ON:
-the guests boot with the kernel's 0, and the suite must put it back).  With HISTORY.md (every mutant run on
-both arches), it also prints the history table (one row per fix there:
-its verdict per arch, and the line "caught N of M fixes, K not bootable
-here") and fails when the table in HISTORY.md, between its two
-HISTORY_TABLE markers, says otherwise, naming each fix it counts as
-killed that this run did not kill.
+kernel's own perf_events selftests).  A mutant is killed, and the kind
+of kill recorded, when a named test of ours failed ("test failed"), the
+kernel crashed (runner exit 3) while a test of ours ran ("crash in
+PROG:TEST", from the runner's summary.json) or splatted during one
+("splat in PROG:TEST").  Exit 0 only when every pristine run passed all
+our tests without a splat in them, every mutant is killed, every run
+ended with a verdict, none left perf_user_access other than the guest
+booted with (KNOB-ON: the kernel's default, and the suite must put it
+back) and, in a run of two arches or more, every test of ours is killed
+by some mutant.  With HISTORY.md (every mutant of the arches booted run), it
+also prints the history table (one row per fix there: its verdict per
+arch, with the kind of kill, and the line "caught N of M fixes, K not
+bootable here"; the verdicts on arches not booted are HISTORY.md's) and
+fails when the table in HISTORY.md, between its two HISTORY_TABLE
+markers, says otherwise, naming each fix it counts as killed that this
+run did not kill.
 """
 
 import glob
+import json
 import os
 import re
 import sys
 
 MARK = '<!-- HISTORY_TABLE: make mutants writes what is between -->'
+# perf_user_access as the guests boot it: each kernel's default
+# (arm64 0, riscv64 SYSCTL_USER_ACCESS 1).
+KNOB_AT_BOOT = {'arm64': '0', 'riscv64': '1'}
+
+
+def broke(run_dir):
+    """(the PROG:TEST running when the kernel crashed or hung, or None;
+    the PROG:TEST of each splat), from the runner's summary.json."""
+    try:
+        with open(os.path.join(run_dir, 'summary.json')) as f:
+            k = json.load(f)['kernels'][0]
+    except (OSError, ValueError, KeyError, IndexError):
+        return None, []
+    m = re.search(r' while running (\S+:\S+)$', k.get('reason') or '')
+    return (m.group(1) if m and k.get('status') == 'noboot' else None,
+            [s.get('during', '') for s in k.get('splats') or []])
 
 
 def load(run_dir, parse):
@@ -49,16 +73,32 @@ def load(run_dir, parse):
     return rc, secs, programs
 
 
-def knob_left(run_dir):
+def knob_left(run_dir, arch):
     """The line of the guest's log where the suite left perf_user_access
-    on (the guest boots with the kernel's 0), or None."""
+    other than the guest booted with (KNOB_AT_BOOT), or None."""
     for path in glob.glob(os.path.join(run_dir, '*.ktap')):
         with open(path, errors='replace') as f:
             for line in f:
                 if (line.startswith('# after the run: ') and
                         'perf_user_access' in line and
-                        not line.rstrip().endswith(' = 0')):
+                        not line.rstrip().endswith(
+                            ' = ' + KNOB_AT_BOOT.get(arch, '0'))):
                     return line.strip()
+    return None
+
+
+def kill_kind(r, ours):
+    """How a run killed its mutant: 'crash in PROG:TEST', 'splat in
+    PROG:TEST' (the first in a test of ours), 'test failed' (a named test
+    of ours failed), or None."""
+    if r['crash'] and r['crash'].split(':')[0] in ours:
+        return 'crash in ' + r['crash']
+    for s in r['splats']:
+        if re.match(r'\S+:\S+$', s) and s.split(':')[0] in ours:
+            return 'splat in ' + s
+    if r['progs'] is not None and any(
+            not t.split(':', 1)[1].startswith('(') for t in r['ours']):
+        return 'test failed'
     return None
 
 
@@ -100,17 +140,38 @@ def squeeze(tests, width):
     return s if len(s) <= width else s[:width - 3] + '...'
 
 
-def history(path, arches, results, patches):
+def old_cells(text):
+    """The cells of the table between the markers: {fix: {arch: cell}},
+    and its arches in order."""
+    rows = [r for r in text.split('\n') if r.startswith('| ')]
+    if not rows:
+        return {}, []
+    head = [c.strip() for c in rows[0].strip('|').split(' | ')]
+    arches = head[4:]
+    cells = {}
+    for r in rows[1:]:
+        c = [x.strip() for x in r.strip().strip('|').split(' | ')]
+        if re.match(r'H\d+$', c[0]) and len(c) == len(head):
+            cells[c[0]] = dict(zip(arches, c[4:]))
+    return cells, arches
+
+
+def history(path, booted, results, patches):
     """The history table: a row per '### Hn COMMIT SUBJECT' of HISTORY.md,
     its '- Model:' mutant's verdict on each arch (results[(arch, name)] =
-    True when every boot killed it), and the summary line.  A fix is
-    killed when its mutant is killed on an arch booted here; else not
-    bootable here when its '- Here:' line begins with 'no' (the reason
-    follows); else not killed."""
-    rows = ['| fix | commit | what broke | mutant | %s |' % ' | '.join(arches),
-            '|---|---|---|---|%s' % ('---|' * len(arches))]
+    (killed by every boot, the kinds of kill)), and the summary line
+    ('killed' when a test of ours failed in every boot, else the kinds of
+    kill in brackets, e.g. 'killed (crash in PROG:TEST)').  A
+    fix is killed when its mutant is killed on an arch booted here; else
+    not bootable here when its '- Here:' line begins with 'no' (the reason
+    follows); else not killed.  The verdicts of mutants on arches not
+    booted here (a column of the table in HISTORY.md) are HISTORY.md's."""
     parts = open(path).read().split(MARK)
     text = parts[0] + (parts[2] if len(parts) == 3 else '')
+    old, old_arches = old_cells(parts[1] if len(parts) == 3 else '')
+    arches = old_arches + [a for a in booted if a not in old_arches]
+    rows = ['| fix | commit | what broke | mutant | %s |' % ' | '.join(arches),
+            '|---|---|---|---|%s' % ('---|' * len(arches))]
     caught = fixes = unbootable = 0
     for sec in re.split(r'^### ', text, flags=re.M)[1:]:
         head = sec.split('\n', 1)[0].split(' ', 2)
@@ -129,9 +190,13 @@ def history(path, arches, results, patches):
             if re.match(r'no\b', here) else None
         cells = []
         for a in arches:
-            if mutant and (a, mutant) in results:
-                cells.append('killed' if results[(a, mutant)]
-                             else 'not killed')
+            if a not in booted and mutant and a in patches.get(mutant, ''):
+                cells.append(old.get(head[0], {}).get(a, 'not run'))
+            elif mutant and (a, mutant) in results:
+                killed, kinds = results[(a, mutant)]
+                cells.append('not killed' if not killed else 'killed'
+                             if kinds == {'test failed'} else
+                             'killed (%s)' % ' / '.join(sorted(kinds)))
             elif mutant and a in patches.get(mutant, ''):
                 cells.append('not run')
             elif why is not None:
@@ -142,7 +207,7 @@ def history(path, arches, results, patches):
             else:
                 cells.append('not killed (%s)' % model)
         fixes += 1
-        if 'killed' in cells:
+        if any(c.startswith('killed') for c in cells):
             caught += 1
         elif why is not None:
             unbootable += 1
@@ -151,7 +216,7 @@ def history(path, arches, results, patches):
             ' | '.join(c.replace('|', '/') for c in cells)))
     rows += ['', 'caught %d of %d fixes, %d not bootable here' %
              (caught, fixes, unbootable)]
-    return rows
+    return rows, [a for a in arches if a not in booted]
 
 
 def lost_kills(old, new):
@@ -177,8 +242,10 @@ def main(argv):
         arch, name = job[:2]
         run = name if job[5:] in ([], ['1']) else '%s@%s' % (name, job[5])
         rc, secs, progs = load(os.path.join(out, arch, run), parse)
+        crash, splats = broke(os.path.join(out, arch, run))
         row = {'arch': arch, 'name': name, 'run': run, 'rc': rc,
-               'secs': secs, 'progs': progs}
+               'secs': secs, 'progs': progs, 'crash': crash,
+               'splats': splats, 'ours': []}
         if progs is not None:
             row['ours'] = failures(progs, ours, True)
             row['up'] = failures(progs, ours, False)
@@ -190,8 +257,8 @@ def main(argv):
 
     ok_all = True
     lines = []
-    hdr = '%-7s %-15s %-9s %-4s %-62s %s' % (
-        'arch', 'mutant', 'verdict', 'secs', 'our failed TESTs',
+    hdr = '%-7s %-15s %-9s %-6s %-4s %-62s %s' % (
+        'arch', 'mutant', 'verdict', 'kill', 'secs', 'our failed TESTs',
         'reference (upstream) failed')
     print(hdr)
     print('-' * len(hdr))
@@ -199,7 +266,16 @@ def main(argv):
     up_kills = {}
     for r in rows:
         a, n = r['arch'], r['name']
-        if r['progs'] is None:
+        r['kind'] = kill_kind(r, ours)
+        if n != 'pristine' and r['progs'] is None and r['kind']:
+            # a crash in a test of ours: the results end there
+            ok = r['killed'] = True
+            verdict, detail, upd = 'killed', r['kind'], '-'
+            k = kills.setdefault(a, {})
+            k[n] = k.get(n, True)
+            k = up_kills.setdefault(a, {})
+            k[n] = False
+        elif r['progs'] is None:
             verdict, ok = 'NO-VERDICT', False
             detail = 'runner exit %s (see %s/%s/%s/run.log)' % (
                 r['rc'], out, a, r['run'])
@@ -207,20 +283,21 @@ def main(argv):
         else:
             up_new = [t for t in r['up'] if t not in pristine_up.get(a, ())]
             if n == 'pristine':
-                ok = not r['ours']
+                ok = not r['kind']
                 c = r['n_ours']
                 verdict = 'pass' if ok else 'FALSE-ALARM'
                 detail = (squeeze(r['ours'], 62) if r['ours'] else
+                          r['kind'] or
                           '(%d passed, %d skipped)' % (c['pass'], c['skip']))
                 cu = r['n_up']
                 upd = '%d passed, %d failed, %d skipped' % (
                     cu['pass'], cu['fail'], cu['skip'])
             else:
-                ok = any(not t.split(':', 1)[1].startswith('(')
-                         for t in r['ours'])
-                r['killed'] = ok
+                ok = r['killed'] = bool(r['kind'])
                 verdict = 'killed' if ok else 'SURVIVED'
                 detail = squeeze(r['ours'], 62) if r['ours'] else '-'
+                if r['kind'] and r['kind'] != 'test failed':
+                    detail = squeeze([r['kind']] + r['ours'], 62)
                 upd = squeeze(up_new, 40) if up_new else '-'
                 # killed: by every boot of the mutant
                 k = kills.setdefault(a, {})
@@ -228,12 +305,14 @@ def main(argv):
                 k = up_kills.setdefault(a, {})
                 k[n] = k.get(n, True) and bool(up_new)
         knob = r['progs'] is not None and \
-            knob_left(os.path.join(out, a, r['run']))
+            knob_left(os.path.join(out, a, r['run']), a)
         if knob:
             verdict, ok, detail = 'KNOB-ON', False, knob
         ok_all = ok_all and ok
-        print('%-7s %-15s %-9s %-4s %-62s %s' % (a, r['run'], verdict,
-                                                 r['secs'], detail, upd))
+        kind = (r['kind'] or '-').split(' ')[0] if n != 'pristine' else '-'
+        kind = 'failed' if kind == 'test' else kind
+        print('%-7s %-15s %-9s %-6s %-4s %-62s %s' % (
+            a, r['run'], verdict, kind, r['secs'], detail, upd))
         lines.append((ok, '%s:%s' % (a, r['run']), verdict, r))
     print('-' * len(hdr))
     for a in kills:
@@ -252,9 +331,7 @@ def main(argv):
     # place in the suite.
     tests, killers, ran = set(), {}, {}
     for r in rows:
-        if r['progs'] is None:
-            continue
-        for p in r['progs']:
+        for p in r['progs'] or []:
             if p['name'] not in ours:
                 continue
             for t in p['tests']:
@@ -263,7 +340,9 @@ def main(argv):
                 if r['name'] == 'pristine' and t['verdict'] == 'pass':
                     ran.setdefault(r['arch'], set()).add(n)
         if r['name'] != 'pristine':
-            for t in r['ours']:
+            named = r['ours'] + [r['kind'].split(' ')[-1]] \
+                if r['kind'] and r['kind'] != 'test failed' else r['ours']
+            for t in named:
                 killers.setdefault(t, set()).add((r['name'], r['arch']))
     every = set()
     for a, names in ran.items():
@@ -274,13 +353,17 @@ def main(argv):
                 continue
             every |= {(fx, k, a) for k, a2 in set.intersection(
                 *(killers.get(n, set()) for n in mine)) if a2 == a}
-    print('test -> killers (mutant/arch); every case of a family: %s' %
-          (' '.join(sorted('%s/%s' % k[1:] for k in every)) or '-'))
+    # A run of one arch (e.g. riscv64 alone) lacks the other arches'
+    # killers: its NONE rows are shown, not failed.
+    one = len({r['arch'] for r in rows}) < 2
+    print('test -> killers (mutant/arch)%s; every case of a family: %s' % (
+        ' (one arch booted: NONE does not fail the matrix)' if one else '',
+        ' '.join(sorted('%s/%s' % k[1:] for k in every)) or '-'))
     for t in sorted(tests):
         fx = t.split('.')[0] if t.count('.') == 2 else None
         ks = sorted('%s/%s' % k for k in killers.get(t, set())
                     if (fx,) + k not in every)
-        ok_all = ok_all and bool(ks)
+        ok_all = ok_all and (bool(ks) or one)
         print('  %-50s %s' % (t, ' '.join(ks) if ks else 'NONE'))
     if hist:
         patches = {}
@@ -289,14 +372,20 @@ def main(argv):
             m = re.search(r'^Arches: (.*)$', open(p).read(), re.M)
             patches[n] = m.group(1) if m else ''
         results = {}
+        booted = []
         for r in rows:
+            booted += [r['arch']] if r['arch'] not in booted else []
             if r['name'] != 'pristine':
                 k = (r['arch'], r['name'])
-                results[k] = results.get(k, True) and r.get('killed', False)
-        table = history(hist, ['x86_64', 'arm64'], results, patches)
+                killed, kinds = results.get(k, (True, set()))
+                results[k] = (killed and r.get('killed', False),
+                              kinds | {r['kind'] or 'none'})
+        table, kept = history(hist, booted, results, patches)
         with open(os.path.join(out, 'history.md'), 'w') as f:
             f.write('\n'.join(table) + '\n')
-        print('history (%s):' % hist)
+        print('history (%s; booted here: %s%s):' % (
+            hist, ', '.join(booted), '; as HISTORY.md has them, not '
+            'booted: ' + ', '.join(kept) if kept else ''))
         print('\n'.join(table))
         parts = open(hist).read().split(MARK)
         if len(parts) != 3 or parts[1].strip() != '\n'.join(table):
