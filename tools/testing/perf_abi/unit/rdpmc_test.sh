@@ -22,7 +22,7 @@ tmp=$(mktemp -d)
 trap 'pkill -KILL -f "$tmp/rdpmc" 2>/dev/null; rm -rf "$tmp"' EXIT
 
 cc -O2 -Wall -I"$ksft" -I"$suite" '-DRDPMC_KNOB=getenv("KNOB")' \
-	-o "$tmp/rdpmc" "$suite/rdpmc.c" &&
+	-o "$tmp/rdpmc" "$suite/rdpmc.c" -lcap &&
 	cc -O2 -Wall -shared -fPIC -o "$tmp/hang.so" "$here/knob_hang.c" -ldl ||
 	{ echo "Bail out! cannot build rdpmc with a knob in a file"; exit 1; }
 
