@@ -346,9 +346,11 @@ def main(argv):
                 killers.setdefault(t, set()).add((r['name'], r['arch']))
     every = set()
     for a, names in ran.items():
-        cases = [n for n in names if n.count('.') == 2]
-        for fx in {n.split('.')[0] for n in cases}:
-            mine = [n for n in cases if n.split('.')[0] == fx]
+        families = {}
+        for n in names:
+            if n.count('.') == 2:
+                families.setdefault(n.split('.')[0], []).append(n)
+        for fx, mine in families.items():
             if len(mine) < 2:
                 continue
             every |= {(fx, k, a) for k, a2 in set.intersection(

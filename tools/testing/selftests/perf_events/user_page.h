@@ -615,7 +615,7 @@ static inline int up_read_int(const char *path)
 
 /*
  * EINVAL for an exclude_* hardware event whose PMU cannot exclude (riscv
- * legacy: PERF_PMU_CAP_NO_EXCLUDE) is EOPNOTSUPP if it opens without them.
+ * legacy: NO_EXCLUDE) is EOPNOTSUPP if it opens, or EACCES, without them.
  */
 static inline int up_perf_event_open(struct perf_event_attr *attr, pid_t pid,
 				     int cpu, int group, unsigned long flags)
