@@ -78,7 +78,7 @@ check-mutants:
 # every boot).
 # Warm: the same command again.  Targets: cold <= 1200 s, warm <= 180 s.
 bench-mutants:
-	@rm -rf "$(B)/bench-cache" "$(MUT_B)"
+	@rm -rf "$(B)/bench-cache" "$(MUT_B)" && mkdir -p "$(B)"
 	@t0=$$(date +%s); \
 	  $(MAKE) --no-print-directory PERF_ABI_CACHE="$(B)/bench-cache" mutants \
 		> "$(B)/bench-mutants-cold.log" 2>&1; rc1=$$?; \
