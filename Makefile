@@ -162,7 +162,7 @@ UNIT_SRCS := $(wildcard $(M)/unit/*_test.c)
 UNIT_BINS := $(patsubst $(M)/unit/%.c,$(B)/unit/%,$(UNIT_SRCS))
 UNIT_SH := $(wildcard $(M)/unit/*_test.sh)
 UNIT_CFLAGS := -Wall -Wextra -Werror -Wno-unused-parameter -O2 -g \
-	-I$(SUITE) -I$(STAGE) -I$(FWSEL)
+	-I"$(SUITE)" -I"$(STAGE)" -I"$(FWSEL)"
 
 -include $(wildcard $(M)/*/*.mk)
 

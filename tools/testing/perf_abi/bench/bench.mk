@@ -9,7 +9,7 @@
 BENCH_READ := $(B)/bench/read
 BENCH_READ_SRC := $(M)/bench/read_bench.c
 BENCH_READ_KERNEL ?= debian:6.12.118+deb12-arm64
-BENCH_READ_CFLAGS := -Wall -Wextra -O2 -I$(SUITE) -I$(FWSEL)
+BENCH_READ_CFLAGS := -Wall -Wextra -O2 -I"$(SUITE)" -I"$(FWSEL)"
 
 .PHONY: bench-read
 
