@@ -22,9 +22,7 @@ static uint64_t fake_cycles(void);
 #define up_hw_cycles fake_cycles
 #include "user_page.h"
 
-#define UP_OFFSET offsetof(struct perf_event_mmap_page, offset)
-#define UP_PMC_WIDTH offsetof(struct perf_event_mmap_page, pmc_width)
-#define UP_TIME_OFFSET offsetof(struct perf_event_mmap_page, time_offset)
+#define OFF(f) offsetof(struct perf_event_mmap_page, f)
 
 union page {
 	unsigned char b[4096];
@@ -62,9 +60,9 @@ static uint64_t fake_counter(uint32_t counter)
 	passes++;
 	if (bumps > 0) {
 		bumps--;
-		put32(UP_LOCK, up_u32(pg.b, UP_LOCK) + bump_step);
+		put32(OFF(lock), up_pc(pg.b)->lock + bump_step);
 		if (torn_offset)
-			put64(UP_OFFSET, torn_offset);
+			put64(OFF(offset), torn_offset);
 	}
 	return fake_pmc;
 }
@@ -79,10 +77,10 @@ static void page(uint32_t index, int64_t offset, uint16_t width)
 	memset(&pg, 0, sizeof(pg));
 	pg.pc.cap_bit0_is_deprecated = 1;
 	pg.pc.cap_user_rdpmc = 1;
-	put32(UP_INDEX, index);
-	put64(UP_OFFSET, offset);
-	put16(UP_PMC_WIDTH, width);
-	put32(UP_SIZE, UP_SIZE_HDR);
+	put32(OFF(index), index);
+	put64(OFF(offset), offset);
+	put16(OFF(pmc_width), width);
+	put32(OFF(size), UP_SIZE_HDR);
 	bumps = 0;
 	bump_step = 2;
 	torn_offset = 0;
@@ -163,7 +161,7 @@ TEST(width_matters)
 	ASSERT_EQ(0, self_read(&c));
 	EXPECT_EQ(1010ULL, c.count);
 	/* the same page claiming 64 bits gives the unextended sum */
-	put16(UP_PMC_WIDTH, 64);
+	put16(OFF(pmc_width), 64);
 	ASSERT_EQ(0, self_read(&c));
 	EXPECT_EQ(1010ULL + (1ULL << 48), c.count);
 	EXPECT_EQ(0xffffffffffffULL, up_sign_extend(0xffffffffffffULL, 0));
@@ -234,7 +232,7 @@ TEST(seqlock_odd_is_in_progress)
 	struct up_count c;
 
 	page(2, 100, 64);
-	put32(UP_LOCK, 7);
+	put32(OFF(lock), 7);
 	fake_pmc = 5;
 	EXPECT_EQ(-EAGAIN, self_read(&c))
 	TH_LOG("a page read under an odd lock was taken as stable");
@@ -275,30 +273,30 @@ TEST(user_time)
 
 	page(4, 0, 64);
 	pg.pc.cap_user_time = 1;
-	put64(UP_TIME_ENABLED, 5000);
-	put64(UP_TIME_RUNNING, 3000);
-	put16(UP_TIME_SHIFT, 4);
-	put32(UP_TIME_MULT, 40); /* 2.5 ns per cycle */
-	put64(UP_TIME_OFFSET, (uint64_t)-2500000);
+	put64(OFF(time_enabled), 5000);
+	put64(OFF(time_running), 3000);
+	put16(OFF(time_shift), 4);
+	put32(OFF(time_mult), 40); /* 2.5 ns per cycle */
+	put64(OFF(time_offset), (uint64_t)-2500000);
 	fake_cyc = 1000000 + 3; /* 2500007.5 ns: floor of the rem part */
 	delta = 2500007 - 2500000;
 	ASSERT_EQ(0, self_read(&c));
 	EXPECT_TRUE(c.has_time);
 	EXPECT_EQ(5000 + delta, c.enabled);
 	EXPECT_EQ(3000 + delta, c.running);
-	put32(UP_INDEX, 0);
+	put32(OFF(index), 0);
 	ASSERT_EQ(1, self_read(&c));
 	EXPECT_EQ(5000 + delta, c.enabled);
 	EXPECT_EQ(3000ULL, c.running);
 
 	/* short: a 16-bit clock that wrapped since time_cycles 0xfff0 */
-	put32(UP_INDEX, 4);
+	put32(OFF(index), 4);
 	pg.pc.cap_user_time_short = 1;
-	put64(UP_TIME_CYCLES, 0xfff0);
-	put64(UP_TIME_MASK, 0xffff);
-	put64(UP_TIME_OFFSET, 0);
-	put16(UP_TIME_SHIFT, 0);
-	put32(UP_TIME_MULT, 1);
+	put64(OFF(time_cycles), 0xfff0);
+	put64(OFF(time_mask), 0xffff);
+	put64(OFF(time_offset), 0);
+	put16(OFF(time_shift), 0);
+	put32(OFF(time_mult), 1);
 	fake_cyc = 0x10; /* 0x20 cycles after time_cycles */
 	ASSERT_EQ(0, self_read(&c));
 	EXPECT_EQ(5000ULL + 0xfff0 + 0x20, c.enabled);

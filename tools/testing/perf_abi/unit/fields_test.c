@@ -8,6 +8,8 @@
 #include "kselftest_harness.h"
 #include "user_page.h"
 
+#define OFF(f) offsetof(struct perf_event_mmap_page, f)
+
 static void put(unsigned char *pg, size_t off, const void *v, size_t n)
 {
 	memcpy(pg + off, v, n);
@@ -56,13 +58,13 @@ static void good(unsigned char *pg)
 {
 	memset(pg, 0, UP_HDR_LEN);
 	set_caps(pg, true, true, true);
-	put32(pg, UP_LOCK, 4);
-	put64(pg, UP_TIME_ENABLED, 2000);
-	put64(pg, UP_TIME_RUNNING, 1500);
+	put32(pg, OFF(lock), 4);
+	put64(pg, OFF(time_enabled), 2000);
+	put64(pg, OFF(time_running), 1500);
 	put16(pg, offsetof(struct perf_event_mmap_page, pmc_width), 48);
-	put16(pg, UP_TIME_SHIFT, 31);
-	put32(pg, UP_TIME_MULT, 1 << 30);
-	put64(pg, UP_TIME_MASK, (1ULL << 40) - 1);
+	put16(pg, OFF(time_shift), 31);
+	put32(pg, OFF(time_mult), 1 << 30);
+	put64(pg, OFF(time_mask), (1ULL << 40) - 1);
 }
 
 /* A rejection gives a reason. */
@@ -83,20 +85,20 @@ static void good(unsigned char *pg)
 /* The oracle: uapi cap_user_time_zero, "timestamp = time_zero + quot * time_mult + ..." */
 static inline uint64_t up_cyc_to_perf_time(const void *pg, uint64_t cyc)
 {
-	return up_u64(pg, UP_TIME_ZERO) +
-	       up_cyc_to_ns(up_cyc_short(pg, cyc), up_u16(pg, UP_TIME_SHIFT),
-			    up_u32(pg, UP_TIME_MULT));
+	return up_pc(pg)->time_zero +
+	       up_cyc_to_ns(up_cyc_short(pg, cyc), up_pc(pg)->time_shift,
+			    up_pc(pg)->time_mult);
 }
 
 TEST(good_page_passes_every_field_check)
 {
-	unsigned char a[UP_HDR_LEN], b[UP_HDR_LEN];
+	_Alignas(8) unsigned char a[UP_HDR_LEN], b[UP_HDR_LEN];
 
 	good(a);
 	memcpy(b, a, sizeof(b));
 	ACCEPTED(up_check_lock(a, b, &m));
-	put64(b, UP_TIME_ENABLED, 3000);
-	put32(b, UP_LOCK, 6);
+	put64(b, OFF(time_enabled), 3000);
+	put32(b, OFF(lock), 6);
 	ACCEPTED(up_check_lock(a, b, &m));
 	ACCEPTED(up_check_index_none(a, &m));
 	ACCEPTED(up_check_times(a, true, 2000, 1500, &m));
@@ -106,32 +108,32 @@ TEST(good_page_passes_every_field_check)
 
 TEST(changed_fields_under_a_still_lock_are_rejected)
 {
-	unsigned char a[UP_HDR_LEN], b[UP_HDR_LEN];
+	_Alignas(8) unsigned char a[UP_HDR_LEN], b[UP_HDR_LEN];
 
 	good(a);
 	memcpy(b, a, sizeof(b));
-	put64(b, UP_TIME_RUNNING, 1600);
+	put64(b, OFF(time_running), 1600);
 	REJECTED(up_check_lock(a, b, &m));
 	memcpy(b, a, sizeof(b));
-	put32(b, UP_INDEX, 3);
+	put32(b, OFF(index), 3);
 	REJECTED(up_check_lock(a, b, &m));
 }
 
 TEST(index_on_no_counter_is_rejected)
 {
-	unsigned char a[UP_HDR_LEN];
+	_Alignas(8) unsigned char a[UP_HDR_LEN];
 
 	good(a);
-	put32(a, UP_INDEX, 1);
+	put32(a, OFF(index), 1);
 	REJECTED(up_check_index_none(a, &m));
 }
 
 TEST(bad_times_are_rejected)
 {
-	unsigned char a[UP_HDR_LEN];
+	_Alignas(8) unsigned char a[UP_HDR_LEN];
 
 	good(a);
-	put64(a, UP_TIME_RUNNING, 2001);
+	put64(a, OFF(time_running), 2001);
 	REJECTED(up_check_times(a, false, 0, 0, &m));
 	good(a);
 	REJECTED(up_check_times(a, true, 1999, 1500, &m));
@@ -140,13 +142,13 @@ TEST(bad_times_are_rejected)
 
 TEST(bad_time_conversion_is_rejected)
 {
-	unsigned char a[UP_HDR_LEN];
+	_Alignas(8) unsigned char a[UP_HDR_LEN];
 
 	good(a);
-	put32(a, UP_TIME_MULT, 0);
+	put32(a, OFF(time_mult), 0);
 	REJECTED(up_check_time_conv(a, &m));
 	good(a);
-	put16(a, UP_TIME_SHIFT, 64);
+	put16(a, OFF(time_shift), 64);
 	REJECTED(up_check_time_conv(a, &m));
 	/* without cap_user_time the fields mean nothing */
 	set_caps(a, false, true, false);
@@ -156,17 +158,17 @@ TEST(bad_time_conversion_is_rejected)
 /* cap_user_time_short: time_mask is 2^n - 1 */
 TEST(time_mask_not_2n_minus_1_is_rejected)
 {
-	unsigned char a[UP_HDR_LEN];
+	_Alignas(8) unsigned char a[UP_HDR_LEN];
 
 	good(a);
-	put64(a, UP_TIME_MASK, 0);
+	put64(a, OFF(time_mask), 0);
 	REJECTED(up_check_time_conv(a, &m));
-	put64(a, UP_TIME_MASK, 0xff00);
+	put64(a, OFF(time_mask), 0xff00);
 	REJECTED(up_check_time_conv(a, &m));
-	put64(a, UP_TIME_MASK, ~0ULL);
+	put64(a, OFF(time_mask), ~0ULL);
 	ACCEPTED(up_check_time_conv(a, &m));
 	/* without cap_user_time_short time_mask means nothing */
-	put64(a, UP_TIME_MASK, 0xff00);
+	put64(a, OFF(time_mask), 0xff00);
 	set_caps(a, true, true, false);
 	ACCEPTED(up_check_time_conv(a, &m));
 }
@@ -174,17 +176,17 @@ TEST(time_mask_not_2n_minus_1_is_rejected)
 /* shift 31, mult 2^30: a cycle is half a nanosecond */
 TEST(timestamp_to_cycles)
 {
-	unsigned char a[UP_HDR_LEN];
+	_Alignas(8) unsigned char a[UP_HDR_LEN];
 
 	good(a);
 	set_time_zero(a, true);
-	put64(a, UP_TIME_ZERO, 5000);
+	put64(a, OFF(time_zero), 5000);
 	EXPECT_EQ(2000ULL, up_perf_time_to_cyc(a, 6000));
 	EXPECT_EQ(0ULL, up_perf_time_to_cyc(a, 5000));
 	/* and back: the forward conversion of the uapi */
 	EXPECT_EQ(6000ULL, up_cyc_to_perf_time(a, 2000));
 	/* a zero time_mult converts nothing (up_check_time_conv fails it) */
-	put32(a, UP_TIME_MULT, 0);
+	put32(a, OFF(time_mult), 0);
 	EXPECT_EQ(0ULL, up_perf_time_to_cyc(a, 6000));
 }
 
@@ -196,16 +198,16 @@ TEST(timestamp_to_cycles_past_a_naive_multiply)
 {
 	const uint64_t time = 1000000000000ULL, zero = 123456789;
 	const uint32_t mult = 715827882;
-	unsigned char a[UP_HDR_LEN];
+	_Alignas(8) unsigned char a[UP_HDR_LEN];
 	uint64_t cyc, naive;
 
 	good(a);
 	/* a 64-bit counter: no time_mask below the 42 bits used here */
 	set_caps(a, true, true, false);
 	set_time_zero(a, true);
-	put16(a, UP_TIME_SHIFT, 31);
-	put32(a, UP_TIME_MULT, mult);
-	put64(a, UP_TIME_ZERO, zero);
+	put16(a, OFF(time_shift), 31);
+	put32(a, OFF(time_mult), mult);
+	put64(a, OFF(time_zero), zero);
 	cyc = up_perf_time_to_cyc(a, zero + time);
 	naive = (time << 31) / mult;
 #ifdef __SIZEOF_INT128__
@@ -222,11 +224,11 @@ TEST(timestamp_to_cycles_past_a_naive_multiply)
 
 TEST(stamp_between_the_cycle_readings_passes)
 {
-	unsigned char a[UP_HDR_LEN];
+	_Alignas(8) unsigned char a[UP_HDR_LEN];
 
 	good(a);
 	set_time_zero(a, true);
-	put64(a, UP_TIME_ZERO, 5000);
+	put64(a, OFF(time_zero), 5000);
 	/* stamp 6000 is cycles 2000..2002 */
 	ACCEPTED(up_check_stamp_cycles(a, 6000, 1990, 2010, &m));
 	ACCEPTED(up_check_stamp_cycles(a, 6000, 2002, 2010, &m));
@@ -238,19 +240,19 @@ TEST(stamp_between_the_cycle_readings_passes)
 
 TEST(stamp_outside_the_cycle_readings_is_rejected)
 {
-	unsigned char a[UP_HDR_LEN];
+	_Alignas(8) unsigned char a[UP_HDR_LEN];
 
 	good(a);
 	set_time_zero(a, true);
-	put64(a, UP_TIME_ZERO, 5000);
+	put64(a, OFF(time_zero), 5000);
 	REJECTED(up_check_stamp_cycles(a, 6000, 2003, 2010, &m));
 	REJECTED(up_check_stamp_cycles(a, 6000, 1990, 1999, &m));
 	/* a time_zero 1000 ns off */
-	put64(a, UP_TIME_ZERO, 4000);
+	put64(a, OFF(time_zero), 4000);
 	REJECTED(up_check_stamp_cycles(a, 6000, 1990, 2010, &m));
 	/* a time_mult twice what the clock runs at */
-	put64(a, UP_TIME_ZERO, 5000);
-	put32(a, UP_TIME_MULT, 1U << 31);
+	put64(a, OFF(time_zero), 5000);
+	put32(a, OFF(time_mult), 1U << 31);
 	REJECTED(up_check_stamp_cycles(a, 6000, 1990, 2010, &m));
 }
 
@@ -258,11 +260,11 @@ TEST(stamp_outside_the_cycle_readings_is_rejected)
 TEST(short_counter_across_its_wrap)
 {
 	const uint64_t mask = (1ULL << 40) - 1, tc = mask - 99;
-	unsigned char a[UP_HDR_LEN];
+	_Alignas(8) unsigned char a[UP_HDR_LEN];
 
 	good(a);
 	set_time_zero(a, true);
-	put64(a, UP_TIME_CYCLES, tc);
+	put64(a, OFF(time_cycles), tc);
 	/* right after the update: the counter reads time_cycles */
 	EXPECT_EQ(tc, up_cyc_short(a, tc));
 	EXPECT_EQ(tc + 1, up_cyc_short(a, tc + 1));
@@ -286,10 +288,10 @@ TEST(short_counter_across_its_wrap)
 
 TEST(data_pointers_of_an_unread_buffer_pass)
 {
-	unsigned char a[UP_HDR_LEN];
+	_Alignas(8) unsigned char a[UP_HDR_LEN];
 
 	good(a);
-	put64(a, UP_DATA_SIZE, 8192);
+	put64(a, OFF(data_size), 8192);
 	ACCEPTED(up_check_data_ptrs(a, true, &m));
 	put64(a, UP_DATA_HEAD, 8192);
 	ACCEPTED(up_check_data_ptrs(a, true, &m));
@@ -300,14 +302,14 @@ TEST(data_pointers_of_an_unread_buffer_pass)
 
 TEST(data_tail_written_or_unread_data_overwritten_is_rejected)
 {
-	unsigned char a[UP_HDR_LEN];
+	_Alignas(8) unsigned char a[UP_HDR_LEN];
 
 	good(a);
-	put64(a, UP_DATA_SIZE, 8192);
-	put64(a, UP_DATA_TAIL, 64);
+	put64(a, OFF(data_size), 8192);
+	put64(a, OFF(data_tail), 64);
 	REJECTED(up_check_data_ptrs(a, true, &m));
 	REJECTED(up_check_data_ptrs(a, false, &m));
-	put64(a, UP_DATA_TAIL, 0);
+	put64(a, OFF(data_tail), 0);
 	put64(a, UP_DATA_HEAD, 8192 + 8);
 	REJECTED(up_check_data_ptrs(a, true, &m));
 }

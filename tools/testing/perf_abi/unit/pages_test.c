@@ -9,6 +9,8 @@
 #include "kselftest_harness.h"
 #include "user_page.h"
 
+#define OFF(f) offsetof(struct perf_event_mmap_page, f)
+
 #define PAGE 4096
 #define DATA 4096
 
@@ -221,7 +223,7 @@ TEST(union_layout_is_rejected)
 	struct union_page u = { 0 };
 
 	u.cap_usr_rdpmc = 1;
-	put64(p, UP_CAPS, u.capabilities);
+	put64(p, OFF(capabilities), u.capabilities);
 	EXPECT_REJECTED(up_check_caps(p->b, &m));
 	free(p);
 }
@@ -233,17 +235,17 @@ TEST(rc1_layout_is_rejected)
 	struct rc1_page r = { 0 };
 
 	r.cap_usr_time = 1; /* user time only: bit 0 */
-	put64(p, UP_CAPS, r.capabilities);
+	put64(p, OFF(capabilities), r.capabilities);
 	EXPECT_REJECTED(up_check_caps(p->b, &m));
 	r.cap_usr_rdpmc = 1; /* time and rdpmc: bits 0 and 1 */
-	put64(p, UP_CAPS, r.capabilities);
+	put64(p, OFF(capabilities), r.capabilities);
 	EXPECT_REJECTED(up_check_caps(p->b, &m));
 	r.cap_usr_time = 0;
 	r.cap_usr_rdpmc = 0;
 	r.cap_usr_time_zero = 1; /* time_zero alone: bit 2, bit 1 clear */
-	put64(p, UP_CAPS, r.capabilities);
+	put64(p, OFF(capabilities), r.capabilities);
 	EXPECT_REJECTED(up_check_caps(p->b, &m));
-	put64(p, UP_CAPS, 0); /* neither */
+	put64(p, OFF(capabilities), 0); /* neither */
 	EXPECT_REJECTED(up_check_caps(p->b, &m));
 	free(p);
 }
@@ -267,12 +269,12 @@ TEST(published_and_newer_sizes_are_accepted)
 
 	p->pg.time_mask = 0; /* reserved on the 3.12 layout */
 	for (i = 0; i < ARRAY_SIZE(good); i++) {
-		put32(p, UP_SIZE, good[i]);
+		put32(p, OFF(size), good[i]);
 		EXPECT_ACCEPTED(up_check_size(p->b, &m));
 		EXPECT_ACCEPTED(up_check_reserved(p->b, &m));
 	}
 	/* A newer kernel's fields past the header's size are its own. */
-	put32(p, UP_SIZE, UP_SIZE_HDR + 8);
+	put32(p, OFF(size), UP_SIZE_HDR + 8);
 	put64(p, UP_SIZE_HDR, 0x1234);
 	EXPECT_ACCEPTED(up_check_size(p->b, &m));
 	EXPECT_ACCEPTED(up_check_reserved(p->b, &m));
@@ -296,7 +298,7 @@ TEST(bad_sizes_are_rejected)
 	unsigned int i;
 
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
-		put32(p, UP_SIZE, bad[i]);
+		put32(p, OFF(size), bad[i]);
 		EXPECT_REJECTED(up_check_size(p->b, &m));
 	}
 	free(p);
@@ -309,7 +311,7 @@ TEST(time_short_past_size_is_rejected)
 
 	p->pg.cap_user_time_short = 1;
 	EXPECT_ACCEPTED(up_check_size(p->b, &m));
-	put32(p, UP_SIZE, UP_SIZE_MIN);
+	put32(p, OFF(size), UP_SIZE_MIN);
 	EXPECT_REJECTED(up_check_size(p->b, &m));
 	free(p);
 }
@@ -319,7 +321,7 @@ TEST(old_layout_dirty_time_fields_are_rejected)
 {
 	union buf *p = good_page();
 
-	put32(p, UP_SIZE, UP_SIZE_MIN);
+	put32(p, OFF(size), UP_SIZE_MIN);
 	EXPECT_REJECTED(up_check_reserved(p->b, &m));
 	p->pg.time_mask = 0;
 	EXPECT_ACCEPTED(up_check_reserved(p->b, &m));
@@ -342,7 +344,7 @@ TEST(dirty_reserved_tail_is_rejected)
 	}
 	/* With size 0, the tail from the 3.12 size on is still reserved. */
 	p = good_page();
-	put32(p, UP_SIZE, 0);
+	put32(p, OFF(size), 0);
 	p->b[UP_SIZE_MIN + 4] = 1;
 	EXPECT_REJECTED(up_check_reserved(p->b, &m));
 	free(p);
@@ -397,11 +399,11 @@ TEST(bad_data_area_is_rejected)
 	unsigned int types[PERF_RECORD_MAX] = { 0 };
 	union buf *p = good_page();
 
-	put64(p, UP_DATA_OFFSET, 0);
+	put64(p, OFF(data_offset), 0);
 	EXPECT_REJECTED(up_check_data_area(p->b, PAGE, 1, &m));
 	EXPECT_REJECTED(up_check_records(p->b, types, PERF_RECORD_MAX, &m));
-	put64(p, UP_DATA_OFFSET, PAGE);
-	put64(p, UP_DATA_SIZE, 2 * DATA);
+	put64(p, OFF(data_offset), PAGE);
+	put64(p, OFF(data_size), 2 * DATA);
 	EXPECT_REJECTED(up_check_data_area(p->b, PAGE, 1, &m));
 	free(p);
 }

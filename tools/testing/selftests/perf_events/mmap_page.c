@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <linux/bpf.h>
 #include <linux/hw_breakpoint.h>
 #include <pthread.h>
 #include <sched.h>
@@ -47,8 +48,9 @@ enum state {
 	S_REFRESH, /* REFRESH 1, a workload | DISABLE */
 	S_PAUSED, /* ENABLE, a workload, PAUSE_OUTPUT 1 | PAUSE_OUTPUT 0 */
 	S_DETACHED, /* (SET_OUTPUT) ENABLE, a workload | SET_OUTPUT -1 */
-	S_FILTERED, /* ID, SET_FILTER, ENABLE, a workload | DISABLE */
+	S_FILTERED, /* ID, SET_FILTER, QUERY_BPF, ENABLE, a workload | DISABLE */
 	S_MODIFIED, /* ENABLE, MODIFY_ATTRIBUTES: bp_addr, a workload | back */
+	S_BPF, /* SET_BPF of a program dropping samples, ENABLE, a workload | DISABLE */
 };
 
 /* How the fd whose page is checked came to be. */
@@ -57,11 +59,6 @@ enum origin {
 	O_LEADER, /* a group leader with a task-clock sibling */
 	O_SIBLING, /* a group sibling of a task-clock leader, its own page */
 	O_SET_OUTPUT, /* writes into a dummy's buffer: PERF_EVENT_IOC_SET_OUTPUT */
-};
-
-enum remap {
-	R_ONCE,
-	R_TWICE, /* a second mapping of the fd */
 };
 
 /* The task that maps the event (the measured task opens it). */
@@ -92,15 +89,16 @@ enum {
 	A_KERNEL = 1 << 7, /* exclude_kernel 0, exclude_hv 0 */
 	A_FREQ = 1 << 8, /* freq 1, sample_freq 4000 */
 	A_ON_CPU = 1 << 9, /* per task, counted on cpu 0 only */
+	A_TWICE = 1 << 10, /* a second mapping of the fd */
 };
 
 #define TIMES (PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING)
 
 FIXTURE(page)
 {
-	int fd, partner, map_fd;
+	int fd, partner, map_fd, prog; /* prog: S_BPF's */
 	bool must_open; /* P_PERFMON: it opened with every capability */
-	void *base, *again; /* again: R_TWICE's second mapping */
+	void *base, *again; /* again: A_TWICE's second mapping */
 	size_t len;
 	uint64_t snap[3][UP_HDR_LEN / 8]; /* aligned: data_head is a u64 */
 };
@@ -110,7 +108,6 @@ FIXTURE_VARIANT(page)
 	enum kind kind;
 	enum state state;
 	enum origin origin;
-	enum remap remap;
 	enum mapper mapper;
 	enum privs privs;
 	int data_pages;
@@ -166,8 +163,8 @@ static int case_attr(const FIXTURE_VARIANT(page) * v, struct perf_event_attr *a)
 	a->freq = !!(v->flags & A_FREQ);
 	if (a->freq)
 		a->sample_freq = 4000;
-	else
-		a->sample_period = 1000000;
+	else /* S_BPF: every fault a sample for the program to drop */
+		a->sample_period = v->state == S_BPF ? 1 : 1000000;
 	a->sample_type = PERF_SAMPLE_IP;
 	a->read_format = v->read_format;
 	a->enable_on_exec = !!(v->flags & A_EOE);
@@ -210,6 +207,8 @@ static const char *case_needs(const FIXTURE_VARIANT(page) * v)
 	bool cpu = v->flags & A_PER_CPU;
 	bool hw = v->kind == K_CYCLES || v->kind == K_INSTRUCTIONS;
 
+	if (v->state == S_BPF)
+		return "needs CONFIG_BPF_EVENTS, and CAP_BPF with CAP_PERFMON";
 	if (v->privs == P_NONE)
 		return "needs perf_event_paranoid <= 2, and RLIMIT_MEMLOCK for the buffer";
 	if (v->privs == P_PERFMON)
@@ -343,6 +342,28 @@ static int map_page(FIXTURE_DATA(page) * self, enum mapper who, int prot)
 	return m.err;
 }
 
+/*
+ * rr's and perf record --filter's filter: "Returning zero from the program
+ * means that ... sampling event won't be stored in the ring buffer"
+ * (aa6a5f3cb2b2).  r0 = 0; exit.
+ */
+static int drop_samples_prog(void)
+{
+	struct bpf_insn insn[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	static const char gpl[] = "GPL";
+	union bpf_attr a = {
+		.prog_type = BPF_PROG_TYPE_PERF_EVENT,
+		.insn_cnt = 2,
+		.insns = (uintptr_t)insn,
+		.license = (uintptr_t)gpl,
+	};
+
+	return syscall(__NR_bpf, BPF_PROG_LOAD, &a, sizeof(a));
+}
+
 /* Opens the case's events and maps the page; NULL, or why it cannot. */
 static const char *open_origin(struct __test_metadata *_metadata,
 			       FIXTURE_DATA(page) * self,
@@ -354,6 +375,11 @@ static const char *open_origin(struct __test_metadata *_metadata,
 
 	if (case_attr(v, &a))
 		return case_needs(v);
+	self->prog = v->state == S_BPF ? drop_samples_prog() : -1;
+	if (v->state == S_BPF && self->prog < 0) {
+		TH_LOG("BPF_PROG_LOAD: %m");
+		return case_needs(v);
+	}
 	/* the partner: the same clock and direction, never pinned */
 	other = a;
 	other.type = PERF_TYPE_SOFTWARE;
@@ -434,9 +460,11 @@ static void workload(void)
 }
 
 /* The state's ioctls on the case's event; 0 or -1 with errno. */
-static int enter_state(const FIXTURE_VARIANT(page) * v, int fd, int leader)
+static int enter_state(const FIXTURE_VARIANT(page) * v, int fd, int leader,
+		       int prog)
 {
 	enum state s = v->state;
+	struct perf_event_query_bpf q = { .ids_len = 0 };
 	__u64 period = 500000, id;
 	struct perf_event_attr a;
 
@@ -446,8 +474,14 @@ static int enter_state(const FIXTURE_VARIANT(page) * v, int fd, int leader)
 	    (ioctl(fd, PERF_EVENT_IOC_ID, &id) ||
 	     ioctl(fd, PERF_EVENT_IOC_SET_FILTER, "next_pid != 0")))
 		return -1;
+	/* a query for perfmon_capable() tasks on CONFIG_BPF_EVENTS kernels */
+	if (s == S_FILTERED && ioctl(fd, PERF_EVENT_IOC_QUERY_BPF, &q) &&
+	    errno != EPERM && errno != EOPNOTSUPP)
+		return -1;
 	/* a sibling counts only while its leader is on */
 	if (leader >= 0 && ioctl(leader, PERF_EVENT_IOC_ENABLE, 0))
+		return -1;
+	if (s == S_BPF && ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog))
 		return -1;
 	if (ioctl(fd,
 		  s == S_REFRESH ? PERF_EVENT_IOC_REFRESH :
@@ -484,6 +518,7 @@ static int leave_state(const FIXTURE_VARIANT(page) * v, int fd)
 	case S_WORKLOAD:
 	case S_REFRESH:
 	case S_FILTERED: /* a second SET_FILTER: EEXIST */
+	case S_BPF: /* no ioctl detaches a program (aa6a5f3cb2b2) */
 		return ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
 	case S_DISABLED:
 		return ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
@@ -515,6 +550,7 @@ FIXTURE_SETUP(page)
 	self->fd = -1;
 	self->partner = -1;
 	self->map_fd = -1;
+	self->prog = -1;
 	self->base = MAP_FAILED;
 	self->again = MAP_FAILED;
 	self->len = (1 + variant->data_pages) * getpagesize();
@@ -523,22 +559,21 @@ FIXTURE_SETUP(page)
 		skip = open_origin(_metadata, self, variant);
 	if (skip)
 		SKIP(return, "%s", skip);
-	if (variant->remap == R_TWICE) {
+	if (variant->flags & A_TWICE) {
 		self->again = mmap(NULL, self->len, PROT_READ, MAP_SHARED,
 				   self->map_fd, 0);
 		ASSERT_TRUE(self->again != MAP_FAILED)
 		TH_LOG("second mmap: %m");
 	}
+	ASSERT_EQ(0, up_snapshot(self->base, self->snap[BEFORE]));
 	ASSERT_EQ(0,
-		  up_snapshot(self->base, (unsigned char *)self->snap[BEFORE]));
-	ASSERT_EQ(0, enter_state(variant, self->fd,
-				 variant->origin == O_SIBLING ? self->partner :
-								-1))
+		  enter_state(variant, self->fd,
+			      variant->origin == O_SIBLING ? self->partner : -1,
+			      self->prog))
 	TH_LOG("ioctls of the state: %m");
-	ASSERT_EQ(0, up_snapshot(self->base, (unsigned char *)self->snap[MID]));
+	ASSERT_EQ(0, up_snapshot(self->base, self->snap[MID]));
 	ASSERT_EQ(0, leave_state(variant, self->fd)) TH_LOG("the inverse: %m");
-	ASSERT_EQ(0,
-		  up_snapshot(self->base, (unsigned char *)self->snap[AFTER]));
+	ASSERT_EQ(0, up_snapshot(self->base, self->snap[AFTER]));
 }
 
 FIXTURE_TEARDOWN(page)
@@ -551,6 +586,8 @@ FIXTURE_TEARDOWN(page)
 		close(self->fd);
 	if (self->partner >= 0)
 		close(self->partner);
+	if (self->prog >= 0)
+		close(self->prog);
 }
 
 /* The checks below, in order: false at the first broken, why in m. */
@@ -567,7 +604,8 @@ static bool page_keeps_abi(const FIXTURE_VARIANT(page) * v, const void *pg,
 	       up_check_data_ptrs(pg, bounded, m) &&
 	       up_check_times(pg, own_times, rd[1], rd[2], m) &&
 	       (hw || up_check_index_none(pg, m)) &&
-	       up_check_time_conv(pg, m) && up_check_lock(prev, pg, m);
+	       up_check_time_conv(pg, m) && up_check_lock(prev, pg, m) &&
+	       (v->state != S_BPF || up_check_head_grew(pg, 0, 0, m));
 }
 
 /*
@@ -650,8 +688,8 @@ static uint64_t consume(void *base)
 {
 	uint64_t head = up_data_head(base);
 
-	__atomic_store_n((uint64_t *)((char *)base + UP_DATA_TAIL), head,
-			 __ATOMIC_RELEASE);
+	__atomic_store_n(&((struct perf_event_mmap_page *)base)->data_tail,
+			 head, __ATOMIC_RELEASE);
 	return head;
 }
 
@@ -700,7 +738,7 @@ TEST_F(sideband, data_tail_is_honoured)
 	uint64_t head, size, i;
 	struct up_msg m;
 
-	size = up_u64(self->base, UP_DATA_SIZE);
+	size = up_pc(self->base)->data_size;
 	/* twice what the data area holds, none consumed */
 	for (i = 0; i < 2 * (size / REC_COMM + 1); i++)
 		prctl(PR_SET_NAME, i % 2 ? "pabi1" : "pabi2");

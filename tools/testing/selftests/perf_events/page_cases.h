@@ -18,14 +18,12 @@
 /* clang-format off */
 /* a second mmap() of the buffer: perf_mmap() only takes rb->mmap_count */
 FIXTURE_VARIANT_ADD(page, task_clock_mapped_twice) {
-	.kind = K_TASK_CLOCK, .state = S_ENABLED,
-	.remap = R_TWICE,
+	.kind = K_TASK_CLOCK, .state = S_ENABLED, .flags = A_TWICE,
 };
 
 /* PAUSE_OUTPUT on a forward ring: rb_toggle_paused() */
 FIXTURE_VARIANT_ADD(page, page_faults_paused_2_pages) {
-	.kind = K_PAGE_FAULTS, .state = S_PAUSED,
-	.data_pages = 2,
+	.kind = K_PAGE_FAULTS, .state = S_PAUSED, .data_pages = 2,
 };
 
 /* PROT_READ: rb_alloc() without RING_BUFFER_WRITABLE, an overwrite ring */
@@ -42,20 +40,17 @@ FIXTURE_VARIANT_ADD(page, page_faults_backward_read_only) {
 
 /* write_backward on a writable ring */
 FIXTURE_VARIANT_ADD(page, task_clock_write_backward) {
-	.kind = K_TASK_CLOCK, .state = S_WORKLOAD,
-	.flags = A_BACKWARD,
+	.kind = K_TASK_CLOCK, .state = S_WORKLOAD, .flags = A_BACKWARD,
 };
 
 /* enable_on_exec and no exec: an event never scheduled */
 FIXTURE_VARIANT_ADD(page, task_clock_enable_on_exec) {
-	.kind = K_TASK_CLOCK, .state = S_OPENED,
-	.flags = A_EOE,
+	.kind = K_TASK_CLOCK, .state = S_OPENED, .flags = A_EOE,
 };
 
 /* enable_on_exec, then _perf_event_enable() before any exec */
 FIXTURE_VARIANT_ADD(page, dummy_enable_on_exec_enabled) {
-	.kind = K_DUMMY, .state = S_ENABLED,
-	.flags = A_EOE,
+	.kind = K_DUMMY, .state = S_ENABLED, .flags = A_EOE,
 };
 
 /* inherit on a cpu: child_total_time_* summed into the page */
@@ -78,8 +73,7 @@ FIXTURE_VARIANT_ADD(page, task_clock_monotonic_raw_clock) {
 
 /* a clock not NMI-safe (software only), then _perf_event_period() */
 FIXTURE_VARIANT_ADD(page, cpu_clock_boottime_clock_period) {
-	.kind = K_CPU_CLOCK, .state = S_PERIOD,
-	.clockid = CLOCK_BOOTTIME,
+	.kind = K_CPU_CLOCK, .state = S_PERIOD, .clockid = CLOCK_BOOTTIME,
 };
 
 /* perf trace --filter, bpftrace /pred/: perf_event_set_filter() */
@@ -89,14 +83,17 @@ FIXTURE_VARIANT_ADD(page, tracepoint_filtered) {
 
 /* gdb and rr move a watchpoint: perf_event_modify_attr() */
 FIXTURE_VARIANT_ADD(page, breakpoint_modified_monotonic_clock) {
-	.kind = K_BREAKPOINT, .state = S_MODIFIED,
-	.clockid = CLOCK_MONOTONIC,
+	.kind = K_BREAKPOINT, .state = S_MODIFIED, .clockid = CLOCK_MONOTONIC,
+};
+
+/* perf record --filter, rr: __perf_event_overflow() runs a program */
+FIXTURE_VARIANT_ADD(page, page_faults_bpf_dropped) {
+	.kind = K_PAGE_FAULTS, .state = S_BPF, .data_pages = 1,
 };
 
 /* a pinned hardware counter: ctx_pinned_sched_in(), then reset */
 FIXTURE_VARIANT_ADD(page, instructions_pinned_reset) {
-	.kind = K_INSTRUCTIONS, .state = S_RESET,
-	.flags = A_PINNED,
+	.kind = K_INSTRUCTIONS, .state = S_RESET, .flags = A_PINNED,
 };
 
 /* pinned software event: ctx_pinned_sched_in() */
@@ -113,8 +110,7 @@ FIXTURE_VARIANT_ADD(page, page_faults_group_sibling) {
 
 /* a sibling disabled, then enabled: group_sched_in() passes it over */
 FIXTURE_VARIANT_ADD(page, dummy_group_sibling_disabled) {
-	.kind = K_DUMMY, .state = S_DISABLED,
-	.origin = O_SIBLING,
+	.kind = K_DUMMY, .state = S_DISABLED, .origin = O_SIBLING,
 };
 
 /* a hardware sibling on an overwrite ring */
@@ -137,26 +133,22 @@ FIXTURE_VARIANT_ADD(page, cpu_clock_group_leader_group_read_reset) {
 
 /* SET_OUTPUT -1: perf_event_set_output(event, NULL) leaves the ring */
 FIXTURE_VARIANT_ADD(page, task_clock_set_output_detached) {
-	.kind = K_TASK_CLOCK, .state = S_DETACHED,
-	.origin = O_SET_OUTPUT,
+	.kind = K_TASK_CLOCK, .state = S_DETACHED, .origin = O_SET_OUTPUT,
 };
 
 /* PAPI, async-profiler: _perf_event_refresh() of a software event */
 FIXTURE_VARIANT_ADD(page, page_faults_watermark_refresh) {
-	.kind = K_PAGE_FAULTS, .state = S_REFRESH,
-	.flags = A_WATERMARK,
+	.kind = K_PAGE_FAULTS, .state = S_REFRESH, .flags = A_WATERMARK,
 };
 
 /* perf record as root: a software event counting the kernel */
 FIXTURE_VARIANT_ADD(page, context_switches_kernel_workload) {
-	.kind = K_CONTEXT_SWITCHES, .state = S_WORKLOAD,
-	.flags = A_KERNEL,
+	.kind = K_CONTEXT_SWITCHES, .state = S_WORKLOAD, .flags = A_KERNEL,
 };
 
 /* perf record as root: cycles counting the kernel */
 FIXTURE_VARIANT_ADD(page, cycles_kernel_enabled) {
-	.kind = K_CYCLES, .state = S_ENABLED,
-	.flags = A_KERNEL,
+	.kind = K_CYCLES, .state = S_ENABLED, .flags = A_KERNEL,
 };
 
 /* perf record: per task on a cpu, inherited, 128 pages, 4000 Hz */

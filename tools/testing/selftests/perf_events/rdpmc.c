@@ -736,7 +736,7 @@ TEST(time_zero_converts_sample_time)
 	};
 	size_t len = 9 * getpagesize();
 	unsigned int types[PERF_RECORD_MAX] = { 0 };
-	unsigned char snap[UP_HDR_LEN];
+	uint64_t snap[UP_HDR_LEN / 8];
 	uint64_t c0, c1, t;
 	struct up_msg m;
 	int fd, i, j;
@@ -764,7 +764,8 @@ TEST(time_zero_converts_sample_time)
 		types[PERF_RECORD_COMM] = 0;
 		ASSERT_TRUE(up_check_records(pg, types, PERF_RECORD_MAX, &m));
 		ASSERT_EQ(i + 1U, types[PERF_RECORD_COMM]);
-		t = up_u64(pg, getpagesize() + up_data_head(pg) - 8);
+		memcpy(&t, (char *)pg + getpagesize() + up_data_head(pg) - 8,
+		       8);
 		ASSERT_TRUE(up_check_stamp_cycles(snap, t, c0, c1, &m))
 		TH_LOG("record %d: %s", i, m.s);
 		for (j = 0; j < 50; j++)

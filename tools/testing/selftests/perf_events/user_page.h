@@ -4,8 +4,8 @@
  * its ABI facts, a copy taken under its seqlock, the checks of its promises
  * as pure functions over a page, and the user-space counter read loop.
  *
- * The checks read fields at the ABI's byte offsets (asserted below against
- * the header in use) and the capability bits through the header's bitfield,
+ * The checks read the fields through the header in use, whose byte offsets
+ * are the ABI's (asserted below), the capability bits through its bitfield,
  * whose layout is the ABI (cap_bit0 is bit 63 on big-endian targets).  The
  * unit tests of the project that ships this suite feed them crafted pages.
  */
@@ -29,41 +29,27 @@
 
 #include "kselftest.h" /* __printf */
 
-#define UP_LOCK 8
-#define UP_INDEX 12
-#define UP_TIME_ENABLED 24
-#define UP_TIME_RUNNING 32
-#define UP_CAPS 40
-#define UP_TIME_SHIFT 50
-#define UP_TIME_MULT 52
-#define UP_TIME_ZERO 64
-#define UP_SIZE 72
-#define UP_TIME_CYCLES 80
-#define UP_TIME_MASK 88
 #define UP_DATA_HEAD 1024 /* uapi: "data_head ... 1k aligned" */
-#define UP_DATA_TAIL 1032
-#define UP_DATA_OFFSET 1040
-#define UP_DATA_SIZE 1048
 #define UP_HDR_LEN 1088 /* through aux_size */
 
 #define UP_AT(field, off)                                                    \
 	static_assert(offsetof(struct perf_event_mmap_page, field) == (off), \
 		      #field)
-UP_AT(lock, UP_LOCK);
-UP_AT(index, UP_INDEX);
-UP_AT(time_enabled, UP_TIME_ENABLED);
-UP_AT(time_running, UP_TIME_RUNNING);
-UP_AT(capabilities, UP_CAPS);
-UP_AT(time_shift, UP_TIME_SHIFT);
-UP_AT(time_mult, UP_TIME_MULT);
-UP_AT(time_zero, UP_TIME_ZERO);
-UP_AT(size, UP_SIZE);
-UP_AT(time_cycles, UP_TIME_CYCLES);
-UP_AT(time_mask, UP_TIME_MASK);
+UP_AT(lock, 8);
+UP_AT(index, 12);
+UP_AT(time_enabled, 24);
+UP_AT(time_running, 32);
+UP_AT(capabilities, 40);
+UP_AT(time_shift, 50);
+UP_AT(time_mult, 52);
+UP_AT(time_zero, 64);
+UP_AT(size, 72);
+UP_AT(time_cycles, 80);
+UP_AT(time_mask, 88);
 UP_AT(data_head, UP_DATA_HEAD);
-UP_AT(data_tail, UP_DATA_TAIL);
-UP_AT(data_offset, UP_DATA_OFFSET);
-UP_AT(data_size, UP_DATA_SIZE);
+UP_AT(data_tail, 1032);
+UP_AT(data_offset, 1040);
+UP_AT(data_size, 1048);
 UP_AT(aux_size, UP_HDR_LEN - 8);
 
 /*
@@ -91,30 +77,6 @@ static inline bool __printf(2, 3)
 	return false;
 }
 
-static inline uint64_t up_u64(const void *pg, size_t off)
-{
-	uint64_t v;
-
-	memcpy(&v, (const char *)pg + off, sizeof(v));
-	return v;
-}
-
-static inline uint32_t up_u32(const void *pg, size_t off)
-{
-	uint32_t v;
-
-	memcpy(&v, (const char *)pg + off, sizeof(v));
-	return v;
-}
-
-static inline uint16_t up_u16(const void *pg, size_t off)
-{
-	uint16_t v;
-
-	memcpy(&v, (const char *)pg + off, sizeof(v));
-	return v;
-}
-
 static inline const struct perf_event_mmap_page *up_pc(const void *pg)
 {
 	return pg;
@@ -123,9 +85,7 @@ static inline const struct perf_event_mmap_page *up_pc(const void *pg)
 /* data_head, read as the uapi says: with acquire order */
 static inline uint64_t up_data_head(const void *pg)
 {
-	const uint64_t *head = (const void *)((const char *)pg + UP_DATA_HEAD);
-
-	return __atomic_load_n(head, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&up_pc(pg)->data_head, __ATOMIC_ACQUIRE);
 }
 
 #define UP_SEQ_RETRIES 10000
@@ -136,9 +96,9 @@ static inline uint64_t up_data_head(const void *pg)
  * perf_event_update_userpage() bumps lock before and after an update.
  * Returns 0, or -EAGAIN when the lock never held still.
  */
-static inline int up_snapshot(const void *pg, unsigned char snap[UP_HDR_LEN])
+static inline int up_snapshot(const void *pg, void *snap)
 {
-	const uint32_t *lock = (const uint32_t *)((const char *)pg + UP_LOCK);
+	const uint32_t *lock = &up_pc(pg)->lock;
 	uint32_t seq;
 	int i;
 
@@ -160,7 +120,7 @@ static inline int up_snapshot(const void *pg, unsigned char snap[UP_HDR_LEN])
  */
 static inline bool up_check_caps(const void *pg, struct up_msg *m)
 {
-	unsigned long long caps = up_u64(pg, UP_CAPS);
+	unsigned long long caps = up_pc(pg)->capabilities;
 
 	if (up_pc(pg)->cap_bit0)
 		return up_fail(m, "capabilities 0x%llx: cap_bit0 is set", caps);
@@ -176,7 +136,7 @@ static inline bool up_check_caps(const void *pg, struct up_msg *m)
  */
 static inline bool up_check_size(const void *pg, struct up_msg *m)
 {
-	uint32_t size = up_u32(pg, UP_SIZE);
+	uint32_t size = up_pc(pg)->size;
 
 	if (size != UP_SIZE_MIN && size != UP_SIZE_TIME_SHORT &&
 	    (size < UP_SIZE_HDR || size >= UP_DATA_HEAD || size % 8))
@@ -192,7 +152,7 @@ static inline bool up_check_size(const void *pg, struct up_msg *m)
 static inline bool up_check_reserved(const void *pg, struct up_msg *m)
 {
 	const unsigned char *b = pg;
-	uint32_t i = up_u32(pg, UP_SIZE);
+	uint32_t i = up_pc(pg)->size;
 
 	if (i < UP_SIZE_MIN || i > UP_DATA_HEAD)
 		i = UP_SIZE_MIN;
@@ -207,8 +167,8 @@ static inline bool up_check_reserved(const void *pg, struct up_msg *m)
 static inline bool up_check_data_area(const void *pg, uint64_t page_size,
 				      uint64_t data_pages, struct up_msg *m)
 {
-	unsigned long long off = up_u64(pg, UP_DATA_OFFSET);
-	unsigned long long size = up_u64(pg, UP_DATA_SIZE);
+	unsigned long long off = up_pc(pg)->data_offset;
+	unsigned long long size = up_pc(pg)->data_size;
 
 	if (off != page_size)
 		return up_fail(m, "data_offset %llu, page size %llu", off,
@@ -228,9 +188,9 @@ static inline bool up_check_data_area(const void *pg, uint64_t page_size,
 static inline bool up_check_data_ptrs(const void *pg, bool bounded,
 				      struct up_msg *m)
 {
-	unsigned long long tail = up_u64(pg, UP_DATA_TAIL);
+	unsigned long long tail = up_pc(pg)->data_tail;
 	unsigned long long head = up_data_head(pg);
-	unsigned long long size = up_u64(pg, UP_DATA_SIZE);
+	unsigned long long size = up_pc(pg)->data_size;
 
 	if (tail)
 		return up_fail(m, "data_tail %llu, never written", tail);
@@ -246,7 +206,7 @@ static inline bool up_check_data_ptrs(const void *pg, bool bounded,
  */
 static inline bool up_check_index_none(const void *pg, struct up_msg *m)
 {
-	uint32_t index = up_u32(pg, UP_INDEX);
+	uint32_t index = up_pc(pg)->index;
 
 	if (index)
 		return up_fail(m, "index %u on an event with no counter",
@@ -263,8 +223,8 @@ static inline bool up_check_times(const void *pg, bool have_read,
 				  uint64_t enabled, uint64_t running,
 				  struct up_msg *m)
 {
-	unsigned long long e = up_u64(pg, UP_TIME_ENABLED);
-	unsigned long long r = up_u64(pg, UP_TIME_RUNNING);
+	unsigned long long e = up_pc(pg)->time_enabled;
+	unsigned long long r = up_pc(pg)->time_running;
 
 	if (r > e)
 		return up_fail(m, "time_running %llu > time_enabled %llu", r,
@@ -284,9 +244,9 @@ static inline bool up_check_times(const void *pg, bool have_read,
  */
 static inline bool up_check_time_conv(const void *pg, struct up_msg *m)
 {
-	uint16_t shift = up_u16(pg, UP_TIME_SHIFT);
-	uint32_t mult = up_u32(pg, UP_TIME_MULT);
-	unsigned long long mask = up_u64(pg, UP_TIME_MASK);
+	uint16_t shift = up_pc(pg)->time_shift;
+	uint32_t mult = up_pc(pg)->time_mult;
+	unsigned long long mask = up_pc(pg)->time_mask;
 
 	if (up_pc(pg)->cap_user_time && (shift >= 64 || !mult))
 		return up_fail(m, "cap_user_time, time_shift %u, time_mult %u",
@@ -303,11 +263,11 @@ static inline bool up_check_time_conv(const void *pg, struct up_msg *m)
 static inline bool up_check_lock(const void *before, const void *after,
 				 struct up_msg *m)
 {
-	uint32_t a = up_u32(before, UP_LOCK);
+	uint32_t a = up_pc(before)->lock;
 
-	if (a == up_u32(after, UP_LOCK) &&
-	    memcmp((const char *)before + UP_INDEX,
-		   (const char *)after + UP_INDEX, UP_SIZE - UP_INDEX))
+	if (a == up_pc(after)->lock &&
+	    memcmp(&up_pc(before)->index, &up_pc(after)->index,
+		   offsetof(struct perf_event_mmap_page, size) - 12))
 		return up_fail(m, "fields changed, lock stayed at %u", a);
 	return true;
 }
@@ -336,18 +296,18 @@ static inline bool up_check_head_grew(const void *pg, uint64_t before,
 static inline bool up_check_records(const void *pg, unsigned int *types,
 				    unsigned int n_types, struct up_msg *m)
 {
-	unsigned long long size = up_u64(pg, UP_DATA_SIZE);
+	unsigned long long size = up_pc(pg)->data_size;
 	unsigned long long head = up_data_head(pg);
-	unsigned long long pos = up_u64(pg, UP_DATA_TAIL);
+	unsigned long long pos = up_pc(pg)->data_tail;
 	const unsigned char *data;
 	struct perf_event_header h;
 
-	if (!size || !up_u64(pg, UP_DATA_OFFSET))
+	if (!size || !up_pc(pg)->data_offset)
 		return up_fail(m, "no data area (data_size %llu)", size);
 	if (head - pos > size)
 		return up_fail(m, "data_head %llu past data_tail %llu + %llu",
 			       head, pos, size);
-	data = (const unsigned char *)pg + up_u64(pg, UP_DATA_OFFSET);
+	data = (const unsigned char *)pg + up_pc(pg)->data_offset;
 	while (pos < head) {
 		if (head - pos < sizeof(h))
 			return up_fail(m,
@@ -383,11 +343,11 @@ static inline uint64_t up_cyc_to_ns(uint64_t cyc, uint16_t shift, uint32_t mult)
 /* uapi cap_user_time_short: "cyc = time_cycles + ((cyc - time_cycles) & time_mask)" */
 static inline uint64_t up_cyc_short(const void *pg, uint64_t cyc)
 {
-	uint64_t base = up_u64(pg, UP_TIME_CYCLES);
+	uint64_t base = up_pc(pg)->time_cycles;
 
 	if (!up_pc(pg)->cap_user_time_short)
 		return cyc;
-	return base + ((cyc - base) & up_u64(pg, UP_TIME_MASK));
+	return base + ((cyc - base) & up_pc(pg)->time_mask);
 }
 
 /*
@@ -397,9 +357,9 @@ static inline uint64_t up_cyc_short(const void *pg, uint64_t cyc)
  */
 static inline uint64_t up_perf_time_to_cyc(const void *pg, uint64_t stamp)
 {
-	uint64_t time = stamp - up_u64(pg, UP_TIME_ZERO);
-	uint16_t shift = up_u16(pg, UP_TIME_SHIFT);
-	uint32_t mult = up_u32(pg, UP_TIME_MULT);
+	uint64_t time = stamp - up_pc(pg)->time_zero;
+	uint16_t shift = up_pc(pg)->time_shift;
+	uint32_t mult = up_pc(pg)->time_mult;
 
 	if (!mult || shift >= 64)
 		return 0;
