@@ -1334,8 +1334,9 @@ def main():
     for fd in (1, 2): # a closed one is /dev/null: nothing the run reports depends on it
         try:
             os.fstat(fd)
-        except OSError:
+        except OSError: # (os.open gives fd itself, close-on-exec: the helpers would get it closed)
             os.dup2(os.open(os.devnull, os.O_WRONLY), fd)
+            os.set_inheritable(fd, True)
     for s in SIGNALS:
         signal.signal(s, on_signal)
     r, rc = Runner(), 2
