@@ -8,6 +8,11 @@
 set -u
 out=${1:?usage: ktap-run.sh OUT PROG...}
 shift
+# python3 chosen once: a version manager's shim (pyenv's) chooses the
+# interpreter anew at every start (seconds); the programs get the one it
+# chose first in PATH, as the shim's own exec does.
+py=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
+case $py in /*) [ "$py" = "$(command -v python3)" ] || PATH=${py%/*}:$PATH ;; esac
 n=0
 rc=0
 {

@@ -128,6 +128,7 @@ import fcntl, fnmatch, os, pwd, re, shutil, signal, stat, subprocess, sys, tempf
 TOP = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../../..'))
 M = TOP + '/tools/testing/perf_abi'
 CNTRL = re.compile('[\x00-\x1f\x7f]')
+PY = [sys.executable, '-S'] # ktap.py, flips.py: stdlib only, as this program (run_tests.sh)
 
 
 class Fail(Exception): # exit STATUS with MSG on stderr
@@ -958,12 +959,12 @@ class Runner:
         u = os.uname()
         write(out + '/manifest.tsv', 'host\t%s\trunning kernel %s\thost.ktap\tok\t%.1f\t%d\t\n' % (u.machine, u.release, t1, grc))
         o.report(out)
-        rc, summary = run([sys.executable, M + '/lib/ktap.py', 'summary', out + '/host.ktap', 'perf_events on ' + u.release])
+        rc, summary = run(PY + [M + '/lib/ktap.py', 'summary', out + '/host.ktap', 'perf_events on ' + u.release])
         if o.repeat != 1:
             os.mkdir(out + '/repeat')
             for i, f in enumerate(done):
                 os.rename(f, '%s/repeat/%d.ktap' % (out, i + 1))
-            frc, flips = run([sys.executable, M + '/lib/flips.py'] + ['%d.ktap' % (i + 1) for i in range(o.repeat)],
+            frc, flips = run(PY + [M + '/lib/flips.py'] + ['%d.ktap' % (i + 1) for i in range(o.repeat)],
                      cwd=out + '/repeat')
             write(out + '/flips.txt', flips)
             rc = o.flipped(rc, frc)
@@ -984,7 +985,7 @@ class Runner:
         return 1 if frc and rc in (0, 4) else rc
 
     def report(self, d, *extra):
-        rc, out = run([sys.executable, M + '/lib/ktap.py', 'report', d + '/manifest.tsv', '--json', d + '/summary.json',
+        rc, out = run(PY + [M + '/lib/ktap.py', 'report', d + '/manifest.tsv', '--json', d + '/summary.json',
                    '--junit', d + '/junit.xml', '--markdown', d + '/table.md', '--ktap', d + '/report.ktap'] + list(extra))
         os.unlink(d + '/manifest.tsv')
         return rc, out
@@ -1227,7 +1228,7 @@ class Runner:
                     src = '%s/%s.ktap' % (out, l) if r == 1 else '%s/r%d/%s.ktap' % (o.work, r, l)
                     if os.path.exists(src):
                         shutil.copy(src, '%s/%d.ktap' % (rd, r))
-                frc, flips = run([sys.executable, M + '/lib/flips.py'] + ['%d.ktap' % (r + 1) for r in range(o.repeat)],
+                frc, flips = run(PY + [M + '/lib/flips.py'] + ['%d.ktap' % (r + 1) for r in range(o.repeat)],
                          cwd=rd, stderr=subprocess.STDOUT)
                 write(rd + '/flips.txt', flips)
                 write(out + '/flips.txt', ''.join('%s: %s\n' % (l, x) for x in flips.splitlines()), 'a')
@@ -1263,7 +1264,7 @@ class Runner:
             elif row[4] != 'ok':
                 rc, broke = 3, row[7] or 'did not boot'
             else:
-                rc, summary = run([sys.executable, M + '/lib/ktap.py', 'summary', '%s/%s.ktap' % (out, l),
+                rc, summary = run(PY + [M + '/lib/ktap.py', 'summary', '%s/%s.ktap' % (out, l),
                            'perf_events on %s (%s guest)' % (l, k0[0])])
                 grc_bad = row[6] not in ('0', '4') and rc != 1
                 rc = o.flipped(1 if grc_bad else rc, flips_rc)
@@ -1294,7 +1295,7 @@ class Runner:
                 rc = 2
             elif rc not in (2, 3):
                 a, b = o.k[0][2], o.k[1][2]
-                rc, cmp = run([sys.executable, M + '/lib/ktap.py', 'compare', '%s/%s.ktap' % (out, a),
+                rc, cmp = run(PY + [M + '/lib/ktap.py', 'compare', '%s/%s.ktap' % (out, a),
                            '%s/%s.ktap' % (out, b), a, b, o.specs[0], o.specs[1]])
             rc = o.finish(2 if msgs else rc, out + '/report.ktap')
             show(cmp)
@@ -1334,8 +1335,9 @@ def main():
     for fd in (1, 2): # a closed one is /dev/null: nothing the run reports depends on it
         try:
             os.fstat(fd)
-        except OSError:
+        except OSError: # (os.open gives fd itself, close-on-exec: the helpers would get it closed)
             os.dup2(os.open(os.devnull, os.O_WRONLY), fd)
+            os.set_inheritable(fd, True)
     for s in SIGNALS:
         signal.signal(s, on_signal)
     r, rc = Runner(), 2

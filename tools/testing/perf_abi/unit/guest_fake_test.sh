@@ -42,10 +42,7 @@ chmod +x "$s/run_kselftest.sh" "$s/perf_events/fake"
 start() {	# ARGS...: run_tests.sh in the background; sets pid
 	local i
 	: > "$tmp/stdout"
-	python3 -c 'import os, signal, sys
-signal.signal(signal.SIGINT, signal.SIG_DFL)
-os.setsid()
-os.execv(sys.argv[1], sys.argv[1:])' "$rt" "$@" >"$tmp/stdout" 2>"$tmp/stderr" </dev/null &
+	setsid env --default-signal=INT "$rt" "$@" >"$tmp/stdout" 2>"$tmp/stderr" </dev/null &
 	pid=$!
 	# until it leads its session and runs the script (its traps)
 	for ((i = 0; i < 100; i++)); do

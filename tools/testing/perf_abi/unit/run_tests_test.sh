@@ -16,7 +16,7 @@ trap 'rm -rf "$tmp"' EXIT
 real_cache=${PERF_ABI_CACHE:-${HOME:-/nonexistent}/.cache/perf-abi}
 export PERF_ABI_CACHE="$tmp/cache"
 mkdir -p "$PERF_ABI_CACHE/kernels"
-for d in apt-amd64 apt-arm64 debs kernels/debian; do
+for d in apt debs kernels/debian; do
 	[ -d "$real_cache/$d" ] && ln -s "$real_cache/$d" "$PERF_ABI_CACHE/$d"
 done
 
@@ -56,12 +56,9 @@ printf '%s\n' "$tmp/notakernel" > "$tmp/badkernel.list"
 # A PATH with every command of this machine but qemu.
 mkdir "$tmp/bin"
 for d in /usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin; do
-	for f in "$d"/*; do
-		n=${f##*/}
-		case $n in qemu-system-*) continue ;; esac
-		[ -e "$tmp/bin/$n" ] || ln -s "$f" "$tmp/bin/$n" 2>/dev/null || true
-	done
+	ln -s "$d"/* "$tmp/bin/" 2>/dev/null || true	# the first of each name stays
 done
+rm -f "$tmp/bin"/qemu-system-*
 
 cases=()
 add() {	# NAME PATTERN ARGS...  (ARGS may use @OUT for the output dir)

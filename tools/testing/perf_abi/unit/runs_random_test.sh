@@ -50,10 +50,7 @@ ls -d "$build"/vm/run.* 2>/dev/null | sort > "$tmp/work.before"
 # one run: its label names its directory (R/rI-<time>); record its exit
 one() {	# I SIG DELAY SLEEP
 	local i=$1 sig=$2 delay=$3 sl=$4 pid rc=0
-	FAKE_QEMU_SLEEP=$sl python3 -c 'import os, signal, sys
-signal.signal(signal.SIGINT, signal.SIG_DFL)
-os.setsid()
-os.execv(sys.argv[1], sys.argv[1:])' "$rt" --kernel "$bz" --suite "$suite" --label "r$i" -o "$R" \
+	FAKE_QEMU_SLEEP=$sl setsid env --default-signal=INT "$rt" --kernel "$bz" --suite "$suite" --label "r$i" -o "$R" \
 		>/dev/null 2>"$tmp/runs/$i.err" </dev/null &
 	pid=$!
 	if [ "$sig" != - ]; then

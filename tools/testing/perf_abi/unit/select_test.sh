@@ -12,9 +12,9 @@ set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 # list_tests PROG, match_tests ALL PATTERN, compress_filter ALL SELECTED:
-# run_tests.py's functions, names one a line
+# run_tests.py's functions (python3 -S, as run_tests.sh runs it), names one a line
 py() {	# CODE ARGS...
-	python3 -c "import sys; sys.path.insert(0, sys.argv[1]); import run_tests as r
+	python3 -S -c "import sys; sys.path.insert(0, sys.argv[1]); import run_tests as r
 w = lambda x: sys.stdout.write(''.join(n + '\\n' for n in x))
 a = lambda f: open(f).read().split()
 $1" "$here/../lib" "${@:2}"

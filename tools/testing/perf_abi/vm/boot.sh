@@ -118,7 +118,7 @@ tr -d '\r' < "$log" | awk -v out="$prefix.b64" '
 # happened: a kernel splat (WARNING, BUG, oops, KASAN, UBSAN, lockdep...)
 # during the run is named after the test that was running, and what the
 # guest had finished is kept if it never sent its KTAP.
-python3 "$here/../lib/ktap.py" console "$log" --progress "$prefix.progress" \
+python3 -S "$here/../lib/ktap.py" console "$log" --progress "$prefix.progress" \
 	--splats "$prefix.splats.json" > "$prefix.scan" 2>/dev/null ||
 	echo "running	(the console could not be read)" > "$prefix.scan"
 running=$(sed -n 's/^running\t//p' "$prefix.scan")
