@@ -161,7 +161,7 @@ def history(path, booted, results, patches):
     its '- Model:' mutant's verdict on each arch (results[(arch, name)] =
     (killed by every boot, the kinds of kill)), and the summary line
     ('killed' when a test of ours failed in every boot, else the kinds of
-    kill in brackets, e.g. 'killed (crash in PROG:TEST)').  A
+    kill in brackets, e.g. 'killed (crash in PROG:TEST / splat)').  A
     fix is killed when its mutant is killed on an arch booted here; else
     not bootable here when its '- Here:' line begins with 'no' (the reason
     follows); else not killed.  The verdicts of mutants on arches not
@@ -380,8 +380,11 @@ def main(argv):
             if r['name'] != 'pristine':
                 k = (r['arch'], r['name'])
                 killed, kinds = results.get(k, (True, set()))
+                # a splat's test is the one that ran when the warning
+                # came, which differs between boots: the run's lines name it
+                kind = re.sub(r'^splat in .*', 'splat', r['kind'] or 'none')
                 results[k] = (killed and r.get('killed', False),
-                              kinds | {r['kind'] or 'none'})
+                              kinds | {kind})
         table, kept = history(hist, booted, results, patches)
         with open(os.path.join(out, 'history.md'), 'w') as f:
             f.write('\n'.join(table) + '\n')
