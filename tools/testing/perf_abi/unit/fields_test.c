@@ -61,7 +61,7 @@ static void good(unsigned char *pg)
 	put32(pg, OFF(lock), 4);
 	put64(pg, OFF(time_enabled), 2000);
 	put64(pg, OFF(time_running), 1500);
-	put16(pg, offsetof(struct perf_event_mmap_page, pmc_width), 48);
+	put16(pg, OFF(pmc_width), 48);
 	put16(pg, OFF(time_shift), 31);
 	put32(pg, OFF(time_mult), 1 << 30);
 	put64(pg, OFF(time_mask), (1ULL << 40) - 1);

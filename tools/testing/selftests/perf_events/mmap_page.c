@@ -375,10 +375,12 @@ static const char *open_origin(struct __test_metadata *_metadata,
 
 	if (case_attr(v, &a))
 		return case_needs(v);
-	self->prog = v->state == S_BPF ? drop_samples_prog() : -1;
-	if (v->state == S_BPF && self->prog < 0) {
-		TH_LOG("BPF_PROG_LOAD: %m");
-		return case_needs(v);
+	if (v->state == S_BPF) {
+		self->prog = drop_samples_prog();
+		if (self->prog < 0) {
+			TH_LOG("BPF_PROG_LOAD: %m");
+			return case_needs(v);
+		}
 	}
 	/* the partner: the same clock and direction, never pinned */
 	other = a;

@@ -267,7 +267,8 @@ static inline bool up_check_lock(const void *before, const void *after,
 
 	if (a == up_pc(after)->lock &&
 	    memcmp(&up_pc(before)->index, &up_pc(after)->index,
-		   offsetof(struct perf_event_mmap_page, size) - 12))
+		   offsetof(struct perf_event_mmap_page, size) -
+			   offsetof(struct perf_event_mmap_page, index)))
 		return up_fail(m, "fields changed, lock stayed at %u", a);
 	return true;
 }
