@@ -23,8 +23,8 @@ also prints the history table (one row per fix there: its verdict per
 arch, with the kind of kill, and the line "caught N of M fixes, K not
 bootable here"; the verdicts on arches not booted are HISTORY.md's) and
 fails when a verdict of the table in HISTORY.md, between its two
-HISTORY_TABLE markers, differs (kinds of kill may: it says so), naming each fix it counts as killed that this
-run did not kill.
+HISTORY_TABLE markers, differs (kinds of kill may: it says so), naming
+each fix it counts as killed that this run did not kill.
 """
 
 import glob
@@ -400,17 +400,18 @@ def main(argv):
             'booted: ' + ', '.join(kept) if kept else ''))
         print('\n'.join(table))
         parts = open(hist).read().split(MARK)
-        if len(parts) == 3 and parts[1].strip() != '\n'.join(table) and \
-                verdicts(parts[1].strip()) == verdicts('\n'.join(table)):
-            print('HISTORY.md: the same verdicts, other kinds of kill than '
-                  'this run\'s (%s)' % os.path.join(out, 'history.md'))
-        elif len(parts) != 3 or parts[1].strip() != '\n'.join(table):
+        old = parts[1].strip() if len(parts) == 3 else ''
+        new = '\n'.join(table)
+        if verdicts(old) != verdicts(new):
             ok_all = False
-            for h in lost_kills(parts[1] if len(parts) == 3 else '', table):
+            for h in lost_kills(old, table):
                 print('HISTORY.md counts %s as killed: this run did not '
                       'kill it' % h)
             print('HISTORY.md: its table differs from this run: put %s '
                   'between its two markers' % os.path.join(out, 'history.md'))
+        elif old != new:
+            print('HISTORY.md: the same verdicts, other kinds of kill than '
+                  'this run\'s (%s)' % os.path.join(out, 'history.md'))
     print('matrix: %s' % ('PASS' if ok_all else 'FAIL'))
 
     with open(os.path.join(out, 'expected'), 'w') as f:
