@@ -4,7 +4,8 @@
 # The mutant kill matrix.
 #   run.sh [--arch x86_64,arm64,riscv64] [--mutant NAME,...] [--output DIR]
 #          [--ktap FILE] [--jobs N] [--repeat N] [--fresh]
-# Builds (or reuses) one kernel per arch with every patch of this directory
+# Builds (or reuses) one kernel per arch with the fixes of kernels/fixes/
+# and every patch of this directory
 # applied (kernels/tiny.sh), boots it once pristine (no parameter) and once
 # per mutant (perf_abi_mutant=NAME) through ./run_tests.sh with a kselftest
 # install tree holding this suite (perf_events) and, as the reference, the
@@ -90,8 +91,11 @@ for a in ${arches//,/ }; do
 	var=INSTALL_$a
 	suite=${!var:-$top/build/mutants/install-$a}
 	[ -x "$suite/run_kselftest.sh" ] || die "no install tree $suite (make mutants builds it)"
+	# the kernel fixes of kernels/fixes/ first: the mutants apply on them
 	pargs=()
-	for p in "${patches[@]}"; do pargs+=(--patch "$p"); done
+	for p in "$m"/kernels/fixes/*.patch "${patches[@]}"; do
+		pargs+=(--patch "$p")
+	done
 	img=$("$m/kernels/tiny.sh" --arch "$a" "${pargs[@]}") ||
 		die "the $a kernel did not build"
 	# Make the guest's initramfs once before parallel boots: in a cold

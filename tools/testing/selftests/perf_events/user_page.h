@@ -15,6 +15,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <linux/perf_event.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -24,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -575,14 +577,18 @@ static inline int up_read_int(const char *path)
 }
 
 /*
- * EINVAL for an exclude_* hardware event whose PMU cannot exclude (riscv
- * legacy: NO_EXCLUDE) is EOPNOTSUPP if it opens, or EACCES, without them.
+ * A PMU that cannot leave the kernel out (PERF_PMU_CAP_NO_EXCLUDE: riscv
+ * without Sscofpmf or in legacy mode, 32-bit ARM PMUs with no event
+ * filter) refuses an exclude_* event with EINVAL: EOPNOTSUPP when the same
+ * event opens without them, or is refused with EACCES.  Elsewhere EINVAL
+ * stays an error.
  */
 static inline int up_perf_event_open(struct perf_event_attr *attr, pid_t pid,
 				     int cpu, int group, unsigned long flags)
 {
-	struct perf_event_attr all = *attr;
 	int fd = syscall(__NR_perf_event_open, attr, pid, cpu, group, flags);
+#if defined(__riscv) || defined(__arm__)
+	struct perf_event_attr all = *attr;
 
 	if (fd >= 0 || errno != EINVAL || attr->type != PERF_TYPE_HARDWARE ||
 	    !(attr->exclude_kernel || attr->exclude_hv))
@@ -593,7 +599,73 @@ static inline int up_perf_event_open(struct perf_event_attr *attr, pid_t pid,
 	if (fd >= 0)
 		close(fd);
 	errno = fd >= 0 || errno == EACCES ? EOPNOTSUPP : EINVAL;
-	return -1;
+	fd = -1;
+#endif
+	return fd;
+}
+
+/*
+ * User access to the counters has a knob per core PMU: x86 rdpmc (cpu, or
+ * cpu_core and cpu_atom on a hybrid part; sysfs-bus-event_source-devices-
+ * rdpmc), arm64 and riscv kernel.perf_user_access (admin-guide/sysctl/
+ * kernel.rst).  A program whose tests depend on their values holds them
+ * locked for its whole run, shared to read them, exclusive to change them:
+ * overlapping runs take turns, and a lock dies with its holder.
+ */
+#define UP_MAX_KNOBS 8
+
+struct up_knob {
+	char path[128];
+	int start; /* the value found, -1 unreadable */
+	int set; /* the value this run wrote, -1 none */
+};
+
+static struct up_knob up_knobs[UP_MAX_KNOBS];
+static int up_n_knobs;
+
+static inline void up_knobs_lock(int op)
+{
+	glob_t g;
+	size_t i;
+	int fd;
+
+	glob("/sys/bus/event_source/devices/*/rdpmc", 0, NULL, &g);
+	glob("/proc/sys/kernel/perf_user_access", GLOB_APPEND, NULL, &g);
+	for (i = 0; i < g.gl_pathc && up_n_knobs < UP_MAX_KNOBS; i++) {
+		fd = open(g.gl_pathv[i], O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || flock(fd, op))
+			continue; /* held until exit */
+		snprintf(up_knobs[up_n_knobs].path, sizeof(up_knobs[0].path),
+			 "%s", g.gl_pathv[i]);
+		up_knobs[up_n_knobs].start = up_read_int(g.gl_pathv[i]);
+		up_knobs[up_n_knobs++].set = -1;
+	}
+	globfree(&g);
+}
+
+static inline int up_knob_write(const char *path, int v)
+{
+	char buf[16];
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	int n = snprintf(buf, sizeof(buf), "%d\n", v);
+	bool ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, buf, n) == n;
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+/* True when every knob found allows user reads of a mapped event */
+static inline bool up_user_access_on(void)
+{
+	int i;
+
+	for (i = 0; i < up_n_knobs; i++)
+		if (up_read_int(up_knobs[i].path) <= 0)
+			return false;
+	return up_n_knobs > 0;
 }
 
 /*
