@@ -884,9 +884,12 @@ static void note_forker(void)
 static void end_with_parent(void)
 {
 	unsigned int i;
+	int k;
 
 	for (i = 0; i < sizeof(ending) / sizeof(ending[0]); i++)
 		signal(ending[i], SIG_DFL);
+	for (k = 0; k < up_n_knobs; k++)
+		up_knobs[k].set = -1;
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != forker)
 		_exit(1);

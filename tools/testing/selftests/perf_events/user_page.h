@@ -643,16 +643,16 @@ static inline void up_knobs_lock(int op)
 	globfree(&g);
 }
 
+/* A knob's value (0 to 9) written; async-signal-safe */
 static inline int up_knob_write(const char *path, int v)
 {
-	char buf[16];
+	char buf[2] = { '0' + v, '\n' };
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	int n = snprintf(buf, sizeof(buf), "%d\n", v);
 	bool ok;
 
 	if (fd < 0)
 		return -1;
-	ok = write(fd, buf, n) == n;
+	ok = write(fd, buf, sizeof(buf)) == sizeof(buf);
 	close(fd);
 	return ok ? 0 : -1;
 }
