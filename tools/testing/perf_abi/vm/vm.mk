@@ -89,7 +89,7 @@ check-vm:
 	  ! grep -Eq '^# not ok [0-9]+ agree\.' "$$k" && r=ok; \
 	  printf 'TAP version 13\n1..1\n%s 1 selftests: vm: arm64 as shipped, root: agree.* pass, perf_user_access back to 0\n' \
 	    "$$r" > "$(CHECK)/vm-shipped.ktap"; [ "$$r" = ok ] || grep -E "agree|after the run" "$$k" || true
-	@python3 "$(M)/vm/merge_reports.py" "$(CHECK)/vm.ktap" \
+	@python3 "$(M)/vm/merge_reports.py" --known "$(M)/kernels/known-bugs" "$(CHECK)/vm.ktap" \
 	  "$(VM_CHECK_OUT)" $$(cat "$(B)/vm-check.rc") \
 	  "$(VM_CHECK_OUT)-shipped" $$(cat "$(B)/vm-check-shipped.rc") \
 	  "$(VM_CHECK_OUT)-shipped-user" $$(cat "$(B)/vm-check-shipped-user.rc")
