@@ -6,11 +6,11 @@
 # off (arm64 or riscv as shipped): after each pair the knob is back at its
 # value before the pair, and neither run failed a test.  A pair's runs are
 # rdpmc with the harness options in KNOB_PAIRS_ARGS (default: two tests
-# that read counters, one of them reset).  Runs in a guest's install tree
+# that read counters, one after PERF_EVENT_IOC_PERIOD).  Runs in a guest's install tree
 # (collection perf_abi, beside perf_events).  Prints KTAP.
 rdpmc=$(dirname "$0")/../perf_events/rdpmc
 knob=/proc/sys/kernel/perf_user_access
-args=${KNOB_PAIRS_ARGS:--r agree.cycles_counting -r after.reset.user_read_agrees}
+args=${KNOB_PAIRS_ARGS:--r agree.cycles_counting -r agree.after_period}
 offsets=${KNOB_PAIRS_MS:-0 10 50 200 1000}
 tmp=$(mktemp -d)
 

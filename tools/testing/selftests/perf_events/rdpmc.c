@@ -43,6 +43,9 @@
 #define NEED_USER_READ                                                    \
 	"needs user counter reads: a PMU with free counters (64-bit for " \
 	"*_64bit), user access on or root, " UP_PARANOID_TASK
+#define NEED_TWO_CPUS                                                  \
+	"needs two CPUs, a PMU with free counters, user access on or " \
+	"root, " UP_PARANOID_TASK
 #define NEED_MUX \
 	"needs cap_user_time, fewer than 32 counters, and " UP_PARANOID_TASK
 #define NEED_LEAK \
@@ -116,16 +119,22 @@ static bool read_counts(int fd, struct counts *r)
 	return read(fd, r, sizeof(*r)) == sizeof(*r);
 }
 
-FIXTURE(agree) {};
+FIXTURE(agree)
+{
+	struct ev e; /* a test's event, if it has one, closed at the end */
+};
 
 FIXTURE_SETUP(agree)
 {
+	self->e.fd = -1;
 	if (!UP_HAVE_HW_READ)
 		SKIP(return, NEED_USER_READ);
 }
 
 FIXTURE_TEARDOWN(agree)
 {
+	if (self->e.fd >= 0)
+		ev_close(&self->e);
 }
 
 /* NULL for err 0, the SKIP reason for a refusal; other errors fail. */
@@ -173,7 +182,7 @@ static int self_read_direct(struct __test_metadata *_metadata, struct ev *e,
 		ASSERT_FALSE(r1.running > r0.running &&
 			     r1.running - r0.running == r1.enabled - r0.enabled)
 		{
-			TH_LOG("user access on, no user read: cap_user_rdpmc %u, index %u, running %llu -> %llu",
+			TH_LOG("access on, cap_user_rdpmc %u, index %u, running %llu -> %llu",
 			       up_pc(e->pg)->cap_user_rdpmc,
 			       up_pc(e->pg)->index,
 			       (unsigned long long)r0.running,
@@ -385,7 +394,9 @@ static int do_ioctl(struct ev *e, unsigned long req, unsigned long arg)
 /* _perf_event_reset(): read, count set to 0, republished */
 static int step_reset(struct ev *e)
 {
-	return map(e) ?: do_ioctl(e, PERF_EVENT_IOC_RESET, 0);
+	if (map(e))
+		return -errno;
+	return do_ioctl(e, PERF_EVENT_IOC_RESET, 0);
 }
 
 /* perf_mmap() of an event whose count read() has updated */
@@ -401,22 +412,25 @@ static int step_period(struct ev *e)
 {
 	__u64 period = AFTER_PERIOD / 2;
 
-	return map(e) ?: do_ioctl(e, PERF_EVENT_IOC_PERIOD,
-				  (unsigned long)&period);
+	if (map(e))
+		return -errno;
+	return do_ioctl(e, PERF_EVENT_IOC_PERIOD, (unsigned long)&period);
 }
 
 /* _perf_event_refresh(): a disabled event enabled for N overflows */
 static int step_refresh(struct ev *e)
 {
-	return map(e) ?: do_ioctl(e, PERF_EVENT_IOC_DISABLE, 0) ?:
-			 do_ioctl(e, PERF_EVENT_IOC_REFRESH, 1000);
+	int err = map(e) ?: do_ioctl(e, PERF_EVENT_IOC_DISABLE, 0);
+
+	return err ?: do_ioctl(e, PERF_EVENT_IOC_REFRESH, 1000);
 }
 
 /* ctx_resched(): scheduled out by DISABLE, in by ENABLE */
 static int step_enable(struct ev *e)
 {
-	return map(e) ?: do_ioctl(e, PERF_EVENT_IOC_DISABLE, 0) ?:
-			 do_ioctl(e, PERF_EVENT_IOC_ENABLE, 0);
+	int err = map(e) ?: do_ioctl(e, PERF_EVENT_IOC_DISABLE, 0);
+
+	return err ?: do_ioctl(e, PERF_EVENT_IOC_ENABLE, 0);
 }
 
 /* perf_mmap() of a buffer already mapped; the first mapping goes */
@@ -448,39 +462,10 @@ static int step_migrate(struct ev *e)
 		return -ENOSPC; /* one CPU: nowhere to go */
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
-	return map(e) ?: sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
+	if (map(e) || sched_setaffinity(0, sizeof(set), &set))
+		return -errno;
+	return 0;
 }
-
-FIXTURE(after) {};
-
-FIXTURE_VARIANT(after)
-{
-	int (*step)(struct ev *e);
-	const char *need; /* the SKIP reason when the step is refused */
-};
-
-FIXTURE_SETUP(after)
-{
-	if (!UP_HAVE_HW_READ)
-		SKIP(return, NEED_USER_READ);
-}
-
-FIXTURE_TEARDOWN(after)
-{
-}
-
-FIXTURE_VARIANT_ADD(after, reset) { .step = step_reset };
-FIXTURE_VARIANT_ADD(after, read_then_mmap) { .step = step_read_then_mmap };
-FIXTURE_VARIANT_ADD(after, period) { .step = step_period };
-FIXTURE_VARIANT_ADD(after, refresh) { .step = step_refresh };
-FIXTURE_VARIANT_ADD(after, disable_enable) { .step = step_enable };
-FIXTURE_VARIANT_ADD(after, second_mmap) { .step = step_second_mmap };
-FIXTURE_VARIANT_ADD(after, migration)
-{
-	.step = step_migrate,
-	.need = "needs two CPUs, a PMU with free counters, user access on "
-		"or root, " UP_PARANOID_TASK,
-};
 
 #ifdef __aarch64__
 #define N_WIDTHS 2 /* config1:0 chooses 32 or 64 bits */
@@ -488,39 +473,43 @@ FIXTURE_VARIANT_ADD(after, migration)
 #define N_WIDTHS 1
 #endif
 
-TEST_F(after, user_read_agrees)
+/*
+ * One path: a fresh event per round, each counter width; the step maps it
+ * and takes the path right before the user read.
+ */
+static void agree_after(struct __test_metadata *_metadata, struct ev *e,
+			int (*step)(struct ev *e), const char *need)
 {
 	unsigned int w, i, compared = 0;
 	struct perf_event_attr a;
 	struct counts r0, r1;
 	struct up_count s;
-	struct ev e;
 	int ret;
 
 	for (w = 0; w < N_WIDTHS; w++) {
 		for (i = 0; i < AFTER_ROUNDS; i++) {
-			hw_attr(&a, PERF_COUNT_HW_INSTRUCTIONS, w, AFTER_PERIOD);
-			e.pg = MAP_FAILED;
-			e.fd = up_perf_event_open(&a, 0, -1, -1,
-						  PERF_FLAG_FD_CLOEXEC);
-			ret = e.fd < 0 ? -errno : 0;
+			hw_attr(&a, PERF_COUNT_HW_INSTRUCTIONS, w,
+				AFTER_PERIOD);
+			e->pg = MAP_FAILED;
+			e->fd = up_perf_event_open(&a, 0, -1, -1,
+						   PERF_FLAG_FD_CLOEXEC);
+			ret = e->fd < 0 ? -errno : 0;
 			if (w && up_refused(-ret))
 				break; /* no 64-bit counter for it here */
-			work(10000);
 			if (refusal(_metadata, ret))
 				SKIP(return, NEED_USER_READ);
-			ret = variant->step(&e);
+			work(10000);
+			ret = step(e);
 			if (ret && up_refused(-ret)) {
 				TH_LOG("step: %s", strerror(-ret));
-				ev_close(&e);
-				SKIP(return, "%s",
-				     variant->need ?: NEED_USER_READ);
+				SKIP(return, "%s", need);
 			}
 			ASSERT_EQ(0, ret) TH_LOG("step: %s", strerror(-ret));
-			ASSERT_TRUE(read_counts(e.fd, &r0));
-			ret = up_self_read(e.pg, &s);
-			ASSERT_TRUE(read_counts(e.fd, &r1));
-			ev_close(&e);
+			ASSERT_TRUE(read_counts(e->fd, &r0));
+			ret = up_self_read(e->pg, &s);
+			ASSERT_TRUE(read_counts(e->fd, &r1));
+			ev_close(e);
+			e->fd = -1;
 			ASSERT_LE(0, ret);
 			if (ret)
 				continue;
@@ -528,7 +517,7 @@ TEST_F(after, user_read_agrees)
 			if (r0.value <= s.count && s.count <= r1.value)
 				continue;
 			/* first, as a one-line report shows a failure's first */
-			TH_LOG("2^width off: needs %s; width %u: read() %llu, user %llu (%lld off), read() %llu",
+			TH_LOG("needs %s? %u-bit: read() %llu, user %llu (%lld off), %llu",
 			       FIX_PREV_COUNT, s.width,
 			       (unsigned long long)r0.value,
 			       (unsigned long long)s.count,
@@ -540,6 +529,41 @@ TEST_F(after, user_read_agrees)
 	if (!compared && !up_user_access_on())
 		SKIP(return, NEED_USER_READ);
 	ASSERT_LT(0U, compared) TH_LOG("no user read right after the step");
+}
+
+TEST_F(agree, after_reset)
+{
+	agree_after(_metadata, &self->e, step_reset, NEED_USER_READ);
+}
+
+TEST_F(agree, after_read_then_mmap)
+{
+	agree_after(_metadata, &self->e, step_read_then_mmap, NEED_USER_READ);
+}
+
+TEST_F(agree, after_period)
+{
+	agree_after(_metadata, &self->e, step_period, NEED_USER_READ);
+}
+
+TEST_F(agree, after_refresh)
+{
+	agree_after(_metadata, &self->e, step_refresh, NEED_USER_READ);
+}
+
+TEST_F(agree, after_disable_enable)
+{
+	agree_after(_metadata, &self->e, step_enable, NEED_USER_READ);
+}
+
+TEST_F(agree, after_second_mmap)
+{
+	agree_after(_metadata, &self->e, step_second_mmap, NEED_USER_READ);
+}
+
+TEST_F(agree, after_migration)
+{
+	agree_after(_metadata, &self->e, step_migrate, NEED_TWO_CPUS);
 }
 
 /*
@@ -880,7 +904,7 @@ static void end_with_parent(void)
 	unsigned int i;
 	int k;
 
-	for (i = 0; i < sizeof(ending) / sizeof(ending[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(ending); i++)
 		signal(ending[i], SIG_DFL);
 	for (k = 0; k < up_n_knobs; k++)
 		up_knobs[k].set = -1;
@@ -900,7 +924,7 @@ int main(int argc, char **argv)
 		if (!up_knobs[k].start && !up_knob_write(up_knobs[k].path, 1))
 			up_knobs[k].set = 1;
 	atexit(knobs_put_back);
-	for (i = 0; i < sizeof(ending) / sizeof(ending[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(ending); i++)
 		signal(ending[i], put_back_and_end);
 	return test_harness_run(argc, argv);
 }
