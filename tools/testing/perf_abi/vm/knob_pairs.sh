@@ -4,10 +4,11 @@
 # Two runs of rdpmc at once, the second started 0, 10, 50, 200 and 1000 ms
 # after the first (KNOB_PAIRS_MS), on a kernel whose user-access knob is
 # off (arm64 or riscv as shipped): after each pair the knob is back at its
-# value before the pair, and neither run failed a test.  A pair's runs are
-# rdpmc with the harness options in KNOB_PAIRS_ARGS (default: two tests
-# that read counters, one after PERF_EVENT_IOC_PERIOD).  Runs in a guest's install tree
-# (collection perf_abi, beside perf_events).  Prints KTAP.
+# value before the pair, neither run failed a test and none is left.  A
+# pair's runs are rdpmc with the harness options in KNOB_PAIRS_ARGS
+# (default: two tests that read counters and pass on stock kernels).  Runs
+# in a guest's install tree (collection perf_abi, beside perf_events).
+# Prints KTAP.
 rdpmc=$(dirname "$0")/../perf_events/rdpmc
 knob=/proc/sys/kernel/perf_user_access
 args=${KNOB_PAIRS_ARGS:--r agree.cycles_counting -r agree.after_period}
