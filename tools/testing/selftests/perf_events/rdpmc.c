@@ -16,6 +16,7 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -119,6 +120,42 @@ static bool read_counts(int fd, struct counts *r)
 	return read(fd, r, sizeof(*r)) == sizeof(*r);
 }
 
+/*
+ * On a hybrid x86 part PERF_TYPE_HARDWARE events go to one core PMU (type
+ * PERF_TYPE_RAW, cpu_core) and count only on its CPUs ("cpus", a list):
+ * pin the test to the first range of them, so that its events count
+ * wherever the scheduler would have put it.
+ */
+static void pin_to_core_pmu(void)
+{
+	char path[PATH_MAX];
+	int lo, hi, n = 0;
+	cpu_set_t set;
+	size_t i;
+	glob_t g;
+	FILE *f;
+
+	glob("/sys/bus/event_source/devices/*/cpus", 0, NULL, &g);
+	for (i = 0; i < g.gl_pathc && n < 1; i++) {
+		snprintf(path, sizeof(path), "%.*s/type",
+			 (int)(strlen(g.gl_pathv[i]) - strlen("/cpus")),
+			 g.gl_pathv[i]);
+		f = up_read_int(path) == PERF_TYPE_RAW ?
+			    fopen(g.gl_pathv[i], "r") :
+			    NULL;
+		n = f ? fscanf(f, "%d-%d", &lo, &hi) : 0;
+		if (f)
+			fclose(f);
+	}
+	globfree(&g);
+	if (n < 1)
+		return;
+	CPU_ZERO(&set);
+	for (hi = n == 1 ? lo : hi; lo <= hi && lo < CPU_SETSIZE; lo++)
+		CPU_SET(lo, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
 FIXTURE(agree)
 {
 	struct ev e; /* a test's event, if it has one, closed at the end */
@@ -129,6 +166,7 @@ FIXTURE_SETUP(agree)
 	self->e.fd = -1;
 	if (!UP_HAVE_HW_READ)
 		SKIP(return, NEED_USER_READ);
+	pin_to_core_pmu();
 }
 
 FIXTURE_TEARDOWN(agree)
