@@ -400,10 +400,8 @@ static inline bool up_check_stamp_cycles(const void *pg, uint64_t stamp,
  *   up_hw_counter(n)  the counter the page publishes as index n + 1
  *   up_hw_cycles()    the clock the page's time_* fields convert
  * Elsewhere the page's times are still read and the count comes from read().
- * An includer that defines UP_HAVE_HW_READ brings its own three.
  */
-#if defined(UP_HAVE_HW_READ)
-#elif defined(__x86_64__) || defined(__i386__)
+#if defined(__x86_64__) || defined(__i386__)
 #define UP_X86 1
 #define UP_HAVE_HW_READ 1
 #define UP_TRAP_SIGNAL SIGSEGV /* CR4.PCE clear: #GP */
