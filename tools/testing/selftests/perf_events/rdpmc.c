@@ -957,12 +957,16 @@ int main(int argc, char **argv)
 	int k;
 
 	pthread_atfork(note_forker, NULL, end_with_parent);
-	up_knobs_lock(LOCK_EX);
-	for (k = 0; k < up_n_knobs; k++)
-		if (!up_knobs[k].start && !up_knob_write(up_knobs[k].path, 1))
-			up_knobs[k].set = 1;
 	atexit(knobs_put_back);
 	for (i = 0; i < ARRAY_SIZE(ending); i++)
 		signal(ending[i], put_back_and_end);
+	up_knobs_lock(LOCK_EX);
+	for (k = 0; k < up_n_knobs; k++) {
+		if (up_knobs[k].start)
+			continue;
+		up_knobs[k].set = 1; /* first: a signal then puts it back */
+		if (up_knob_write(up_knobs[k].path, 1))
+			up_knobs[k].set = -1;
+	}
 	return test_harness_run(argc, argv);
 }
