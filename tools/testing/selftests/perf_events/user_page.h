@@ -631,8 +631,9 @@ static inline void up_knobs_lock(int op)
 	glob("/proc/sys/kernel/perf_user_access", GLOB_APPEND, NULL, &g);
 	for (i = 0; i < g.gl_pathc && up_n_knobs < UP_MAX_KNOBS; i++) {
 		fd = open(g.gl_pathv[i], O_RDONLY | O_CLOEXEC);
-		if (fd < 0 || flock(fd, op))
-			continue; /* held until exit */
+		/* held until exit; a kernel without FILE_LOCKING has ENOSYS */
+		if (fd < 0 || (flock(fd, op) && errno != ENOSYS))
+			continue;
 		snprintf(up_knobs[up_n_knobs].path, sizeof(up_knobs[0].path),
 			 "%s", g.gl_pathv[i]);
 		up_knobs[up_n_knobs].start = up_read_int(g.gl_pathv[i]);
