@@ -1,47 +1,127 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# rdpmc.c linked with the x86 PMU model (x86_pmu_model.c), run once per
-# counter layout with the knob at 1, as KTAP:
-#   x86_pmu_model.sh PROG KNOB
-# N general counters with 3 fixed (Intel) or none (AMD), and with the NMI
-# watchdog's pinned event (wd): every test passes or skips, and
-# agree.every_counter and agree.no_counter_leak pass.  With "leak" the model leaves another
-# task's counts in the counters: no_counter_leak must fail.  In 2,0,wd the
-# one free counter is the child's and ours: no_counter_leak has nothing to
-# compare and must SKIP, not pass.  With "noexclude" (a PMU that cannot
-# leave the kernel out) every agree test must SKIP: no FAIL, no pass.
-# Exit 1 when a layout does not.  Each run's log: KNOB.<layout>.log.
+# rdpmc.c linked with the x86 PMU model (x86_pmu_model.c), run once per row
+# below, as KTAP:
+#   x86_pmu_model.sh PROG DIR
+# Each run has its own root DIR/<n> (X86_PMU_ROOT), its knob at
+# DIR/<n>/sys/bus/event_source/devices/cpu/rdpmc starting at the row's
+# value, and its log at DIR/<n>.log.  A row is: the model's layout and
+# options (X86_PMU_MODEL), the knob at start, and what must happen:
+#   stock     after.reset and after.read_then_mmap FAIL, 2^48 off (the
+#             kernel's prev_count), and no other test; every other after.*
+#             test passes, but migration may SKIP (rdpmc.c's step_migrate()
+#             leaves the task one CPU after its first round) and
+#             fork_inherit SKIPs (the model refuses inherit);
+#             agree.every_counter and agree.no_counter_leak pass
+#   fixed     the same with the fix: no FAIL, exit 0
+#   leak      another task's counts left in the counters:
+#             agree.no_counter_leak FAILs, no test crashes
+#   noleak    (2,0,wd) the one free counter is the child's and ours:
+#             agree.no_counter_leak SKIPs, exit 0
+#   FAIL:T    T FAILs (a mutant, or noexclude: EINVAL from an x86 PMU for
+#             exclude_kernel is a failure, not a refusal)
+# After every run the knob holds its value at start: rdpmc.c's main() put
+# back the 1 it wrote over a 0.  Exit 1 when a row does not hold.
 set -u
-prog=${1:?usage: x86_pmu_model.sh PROG KNOB}
-knob=${2:?usage: x86_pmu_model.sh PROG KNOB}
-layouts="2,3 4,3 8,3 2,0 4,0 8,0 2,3,wd 4,0,wd 2,0,wd 4,3,leak 4,0,leak 4,3,noexclude"
-leak='^not ok [0-9]+ agree\.no_counter_leak$'
-pass='^ok [0-9]+ agree\.(every_counter|no_counter_leak)$'
-skip='^ok [0-9]+ agree\.no_counter_leak # SKIP '
+prog=${1:?usage: x86_pmu_model.sh PROG DIR}
+dir=${2:?usage: x86_pmu_model.sh PROG DIR}
+rows="
+2,3 1 stock
+4,3 1 stock
+8,3 1 stock
+2,0 1 stock
+4,0 1 stock
+8,0 1 stock
+2,3,wd 1 stock
+4,0,wd 1 stock
+2,3,fixed 1 fixed
+4,3,fixed 1 fixed
+8,3,fixed 1 fixed
+2,0,fixed 1 fixed
+4,0,fixed 1 fixed
+8,0,fixed 1 fixed
+2,3,wd,fixed 1 fixed
+4,0,wd,fixed 1 fixed
+4,3,fixed 0 fixed
+4,3,fixed 2 fixed
+4,3 0 stock
+4,3 2 stock
+2,0,wd,fixed 1 noleak
+4,3,leak,fixed 1 leak
+4,0,leak,fixed 1 leak
+4,3,noexclude 1 FAIL:agree.cycles_counting
+4,3,fixed,mut=width32 1 FAIL:agree.cycles_counting
+4,3,fixed,mut=index_off 1 FAIL:agree.cycles_counting
+4,3,fixed,mut=no_fixed 1 FAIL:agree.cycles_counting
+4,3,fixed,mut=cap_off 1 FAIL:agree.cycles_counting
+4,3,fixed,mut=pce_off 1 FAIL:agree.cycles_counting
+"
+# after.* that must pass, stock or fixed
+after="period refresh disable_enable second_mmap"
+
+# has LOG RESULT TEST: the log has TEST with RESULT ("ok", "not ok", "skip")
+has() {
+	case $2 in
+	skip) grep -Eq "^ok [0-9]+ $3 # SKIP " "$1" ;;
+	ok) grep -Eq "^ok [0-9]+ $3\$" "$1" ;;
+	*) grep -Eq "^not ok [0-9]+ $3\$" "$1" ;;
+	esac
+}
+
+# expect LOG EXIT KIND: the row's expectation holds
+expect() {
+	local log=$1 r=$2 kind=$3 t fails
+	fails=$(grep -Eo '^not ok [0-9]+ [^ ]+' "$log" | cut -d' ' -f4 | sort | tr '\n' ' ')
+	case $kind in
+	stock | fixed)
+		if [ "$kind" = stock ]; then
+			[ "$fails" = "after.read_then_mmap.user_read_agrees after.reset.user_read_agrees " ] || return 1
+			grep -q 'off), read() .*needs the fix' "$log" || return 1
+		else
+			[ "$r" = 0 ] && [ -z "$fails" ] || return 1
+			for t in reset read_then_mmap; do
+				has "$log" ok "after.$t.user_read_agrees" || return 1
+			done
+		fi
+		for t in $after; do
+			has "$log" ok "after.$t.user_read_agrees" || return 1
+		done
+		has "$log" ok after.migration.user_read_agrees ||
+			has "$log" skip after.migration.user_read_agrees ||
+			return 1
+		has "$log" skip after.fork_inherit.user_read_agrees &&
+			has "$log" ok agree.every_counter &&
+			has "$log" ok agree.no_counter_leak ;;
+	leak) has "$log" "not ok" agree.no_counter_leak &&
+		! grep -q 'terminated unexpectedly' "$log" ;;
+	noleak) [ "$r" = 0 ] && has "$log" skip agree.no_counter_leak ;;
+	FAIL:*) has "$log" "not ok" "${kind#FAIL:}" ;;
+	*) return 1 ;;
+	esac
+}
+
 n=0
 rc=0
 echo "TAP version 13"
-echo "1..$(wc -w <<<"$layouts")"
-for l in $layouts; do
+echo "1..$(echo "$rows" | grep -c .)"
+while read -r l k kind; do
+	[ -n "$l" ] || continue
 	n=$((n + 1))
-	echo 1 >"$knob" || exit 1
-	log=$knob.$l.log
-	X86_PMU_MODEL=$l "$prog" >"$log" 2>&1
+	knob=$dir/$n/sys/bus/event_source/devices/cpu/rdpmc
+	rm -rf "${dir:?}/$n"
+	mkdir -p "$(dirname "$knob")" || exit 1
+	echo "$k" >"$knob" || exit 1
+	log=$dir/$n.log
+	X86_PMU_ROOT=$dir/$n X86_PMU_MODEL=$l "$prog" >"$log" 2>&1
 	r=$?
-	# a leak run's failure is expected: its KTAP is not nested, but quoted
-	case $l in *leak) q='# | ' ;; *) q='# ' ;; esac
+	# a run expected to fail: its KTAP is not nested, but quoted
+	case $kind in stock | leak | FAIL:*) q='# | ' ;; *) q='# ' ;; esac
 	sed -e "s/^/$q/" "$log"
 	ok="not ok"
-	case $l in
-	*leak) grep -Eq "$leak" "$log" &&
-		! grep -q 'terminated unexpectedly' "$log" && ok=ok ;;
-	2,0,wd) [ $r = 0 ] && grep -Eq "$skip" "$log" && ok=ok ;;
-	*noexclude) [ $r = 0 ] && ! grep -Eq '^ok [0-9]+ agree\.[a-z0-9_]+$' "$log" &&
-		grep -q '^ok [0-9]* agree\.cycles_counting # SKIP' "$log" && ok=ok ;;
-	*) [ $r = 0 ] && [ "$(grep -Ec "$pass" "$log")" = 2 ] && ok=ok ;;
-	esac
+	after_k=$(cat "$knob")
+	expect "$log" "$r" "$kind" && [ "$after_k" = "$k" ] && ok=ok
 	[ "$ok" = ok ] || rc=1
-	echo "$ok $n selftests: unit-x86model: X86_PMU_MODEL=$l (exit $r)"
-done
+	echo "$ok $n selftests: unit-x86model: X86_PMU_MODEL=$l knob $k->$after_k: $kind (exit $r)"
+done <<<"$rows"
 exit $rc
