@@ -8,7 +8,7 @@
  * (arch/x86/events/core.c, kernel/events/core.c), the same as 6.12's in
  * what is modelled.
  *
- * X86_PMU_MODEL="N,F[,wd][,leak][,noexclude][,fixed][,mut=NAME]": general
+ * X86_PMU_MODEL="N,F[,wd][,leak][,noexclude][,fixed][,slow=US][,mut=NAME]": general
  * counters at rdpmc index 0..N-1, fixed ones at 1 << 30 | k, k < F (0
  * counts instructions, 1 cycles), all 48 bits wide (cntval_bits), with
  * max_period 2^47 - 1 (AMD, Intel with full-width writes); "wd": the NMI
@@ -62,7 +62,8 @@
  * has no event on reads 0, as perf_clear_dirty_counters() leaves it, or
  * with "leak" what another task's event left there.  "noexclude": a PMU
  * that cannot leave the kernel out (PERF_PMU_CAP_NO_EXCLUDE): EINVAL for
- * an event with exclude_kernel or exclude_hv.
+ * an event with exclude_kernel or exclude_hv.  "slow": every rdpmc takes
+ * US microseconds more (to make two runs overlap).
  *
  * Mutants (mut=NAME), each a way a kernel could publish wrongly:
  *   width32     pmc_width 32 for the 48-bit counters
@@ -139,6 +140,7 @@ static struct model {
 	unsigned int n, f;
 	uint32_t wd; /* the watchdog's counter, or NONE */
 	bool leak, noexclude, fixed;
+	unsigned int slow; /* microseconds per rdpmc */
 	enum mutant mut;
 	int lock;
 	uint64_t now;
@@ -526,6 +528,8 @@ __attribute__((constructor(101))) static void model_init(void)
 	m->leak = strstr(s + len, ",leak");
 	m->noexclude = strstr(s + len, ",noexclude");
 	m->fixed = strstr(s + len, ",fixed");
+	if (strstr(s + len, ",slow="))
+		m->slow = atoi(strstr(s + len, ",slow=") + 6);
 	mut = strstr(s + len, ",mut=");
 	if (mut) {
 		for (i = 1; i < sizeof(mutants) / sizeof(mutants[0]); i++)
@@ -539,7 +543,7 @@ __attribute__((constructor(101))) static void model_init(void)
 	return;
 usage:
 	fprintf(stderr,
-		"x86_pmu_model: X86_PMU_ROOT=DIR X86_PMU_MODEL=N,F[,wd][,leak][,noexclude][,fixed][,mut=NAME]\n");
+		"x86_pmu_model: X86_PMU_ROOT=DIR X86_PMU_MODEL=N,F[,wd][,leak][,noexclude][,fixed][,slow=US][,mut=NAME]\n");
 	exit(2);
 }
 
@@ -765,12 +769,16 @@ int __wrap_glob(const char *pattern, int flags,
 /* rdpmc: the caller's event's counter, 0 if none, SIGSEGV for a #GP. */
 uint64_t x86_pmu_model_counter(uint32_t idx)
 {
-	int k = knob();
-	bool gp = k <= 0;
 	uint64_t v = 0;
 	struct event *e;
 	struct mm *mm;
+	bool gp;
+	int k;
 
+	if (m->slow)
+		usleep(m->slow);
+	k = knob();
+	gp = k <= 0;
 	if (idx >= m->n && !(idx & FIXED && (idx & ~FIXED) < m->f))
 		gp = true;
 	lock();

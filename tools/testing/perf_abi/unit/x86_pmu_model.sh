@@ -23,7 +23,24 @@
 #             exclude_kernel is a failure, not a refusal)
 # After every run the knob holds its value at start: rdpmc.c's main() put
 # back the 1 it wrote over a 0.  Exit 1 when a row does not hold.
+#
+#   x86_pmu_model.sh build OUT SRC CC CFLAGS...
+# builds SRC (an rdpmc.c) linked with the model as OUT.
 set -u
+here=$(cd "$(dirname "$0")" && pwd)
+if [ "${1:-}" = build ]; then
+	out=${2:?} src=${3:?} cc=${4:?}
+	shift 4
+	"$cc" "$@" -g0 -mno-red-zone -S -o "$out.s" "$src" &&
+		sed -i -E 's/^\t(rdpmc|rdtsc)$/\tcall x86_pmu_model_\1/' "$out.s" &&
+		"$cc" "$@" -o "$out" "$out.s" "$here/x86_pmu_model.c" \
+			-Wl,--wrap=syscall,--wrap=mmap,--wrap=munmap,--wrap=read \
+			-Wl,--wrap=close,--wrap=ioctl,--wrap=glob \
+			-Wl,--wrap=sched_setaffinity -lcap || exit 1
+	! objdump -d "$out" | grep -P '\t(rdpmc|rdtsc) *$' ||
+		{ echo "x86_pmu_model: an instruction above was not replaced" >&2; exit 1; }
+	exit 0
+fi
 prog=${1:?usage: x86_pmu_model.sh PROG DIR}
 dir=${2:?usage: x86_pmu_model.sh PROG DIR}
 rows="
