@@ -71,6 +71,8 @@
  *   no_fixed    a fixed counter's index without 1 << 30
  *   cap_off     cap_user_rdpmc 0 while index is published
  *   pce_off     CR4.PCE clear for a process that maps a user-read event
+ *   latch_on    user reads latched on whatever the knob (index and
+ *               cap_user_rdpmc published with the knob at 0)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -100,10 +102,21 @@
 #define MUX_MS 4 /* 1000 / HZ */
 #define TIMES (PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING)
 #define KNOB "/sys/bus/event_source/devices/cpu/rdpmc"
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-enum mutant { M_NONE, M_WIDTH32, M_INDEX_OFF, M_NO_FIXED, M_CAP_OFF, M_PCE_OFF };
-static const char *const mutants[] = { "", "width32", "index_off", "no_fixed",
-				       "cap_off", "pce_off" };
+enum mutant {
+	M_NONE,
+	M_WIDTH32,
+	M_INDEX_OFF,
+	M_NO_FIXED,
+	M_CAP_OFF,
+	M_PCE_OFF,
+	M_LATCH_ON,
+};
+
+static const char *const mutants[] = { "",	  "width32", "index_off",
+				       "no_fixed", "cap_off", "pce_off",
+				       "latch_on" };
 
 union page {
 	struct perf_event_mmap_page pc;
@@ -478,7 +491,7 @@ static int open_event(const struct perf_event_attr *a, pid_t pid, int cpu,
 	e->pid = me;
 	e->leader = l ? l - m->ev : e - m->ev;
 	e->cycles = a->config == PERF_COUNT_HW_CPU_CYCLES;
-	e->user_read = knob() > 0;
+	e->user_read = knob() > 0 || m->mut == M_LATCH_ON;
 	e->enabled = !a->disabled;
 	e->sampling = a->sample_period;
 	e->read_format = a->read_format;
@@ -532,7 +545,7 @@ __attribute__((constructor(101))) static void model_init(void)
 		m->slow = atoi(strstr(s + len, ",slow=") + 6);
 	mut = strstr(s + len, ",mut=");
 	if (mut) {
-		for (i = 1; i < sizeof(mutants) / sizeof(mutants[0]); i++)
+		for (i = 1; i < ARRAY_SIZE(mutants); i++)
 			if (!strcmp(mut + 5, mutants[i]))
 				m->mut = i;
 		if (!m->mut)
@@ -664,6 +677,16 @@ int __wrap_close(int fd)
 	return __real_close(fd);
 }
 
+/* _perf_event_enable(): ctx_resched() */
+static void enable(struct event *e)
+{
+	if (e->enabled)
+		return;
+	fold(e);
+	e->enabled = true;
+	schedule(e->pid);
+}
+
 static int event_ioctl(struct event *e, unsigned long req, unsigned long arg)
 {
 	uint64_t period;
@@ -686,15 +709,12 @@ static int event_ioctl(struct event *e, unsigned long req, unsigned long arg)
 		if (!e->sampling)
 			return -EINVAL;
 		e->limit += (int)arg;
-		/* fall through */
-	case PERF_EVENT_IOC_ENABLE: /* ctx_resched() */
-		if (req == PERF_EVENT_IOC_ENABLE && arg & PERF_IOC_FLAG_GROUP)
+		enable(e);
+		return 0;
+	case PERF_EVENT_IOC_ENABLE:
+		if (arg & PERF_IOC_FLAG_GROUP)
 			return -EINVAL;
-		if (!e->enabled) {
-			fold(e);
-			e->enabled = true;
-			schedule(e->pid);
-		}
+		enable(e);
 		return 0;
 	case PERF_EVENT_IOC_PERIOD: /* _perf_event_period() */
 		memcpy(&period, (void *)arg, sizeof(period));

@@ -3,7 +3,8 @@
 #
 # rdpmc.c linked with the x86 PMU model (x86_pmu_model.c), run once per row
 # below, as KTAP:
-#   x86_pmu_model.sh PROG DIR
+#   x86_pmu_model.sh PROG DIR OFF
+# (OFF: user_access_off.c linked with the model, for the off:* rows)
 # Each run has its own root DIR/<n> (X86_PMU_ROOT), its knob at
 # DIR/<n>/sys/bus/event_source/devices/cpu/rdpmc starting at the row's
 # value, and its log at DIR/<n>.log.  A row is: the model's layout and
@@ -21,6 +22,8 @@
 #             agree.no_counter_leak SKIPs, exit 0
 #   FAIL:T    T FAILs (a mutant, or noexclude: EINVAL from an x86 PMU for
 #             exclude_kernel is a failure, not a refusal)
+#   off:R     OFF's no_user_read_and_reads_trap gives R: pass (the page
+#             offers no user read and rdpmc traps), skip, or FAIL
 # After every run the knob holds its value at start: rdpmc.c's main() put
 # back the 1 it wrote over a 0.  Exit 1 when a row does not hold.
 #
@@ -41,8 +44,9 @@ if [ "${1:-}" = build ]; then
 		{ echo "x86_pmu_model: an instruction above was not replaced" >&2; exit 1; }
 	exit 0
 fi
-prog=${1:?usage: x86_pmu_model.sh PROG DIR}
-dir=${2:?usage: x86_pmu_model.sh PROG DIR}
+prog=${1:?usage: x86_pmu_model.sh PROG DIR OFF}
+dir=${2:?usage: x86_pmu_model.sh PROG DIR OFF}
+off=${3:?usage: x86_pmu_model.sh PROG DIR OFF}
 rows="
 2,3 1 stock
 4,3 1 stock
@@ -73,7 +77,12 @@ rows="
 4,3,fixed,mut=no_fixed 1 FAIL:agree.cycles_counting
 4,3,fixed,mut=cap_off 1 FAIL:agree.cycles_counting
 4,3,fixed,mut=pce_off 1 FAIL:agree.cycles_counting
+4,3 0 off:ok
+4,3 1 off:skip
+4,3 2 off:skip
+4,3,mut=latch_on 0 off:FAIL
 "
+trap=global.no_user_read_and_reads_trap
 # after.* that must pass, stock or fixed
 after="period refresh disable_enable second_mmap"
 
@@ -114,6 +123,9 @@ expect() {
 		! grep -q 'terminated unexpectedly' "$log" ;;
 	noleak) [ "$r" = 0 ] && has "$log" skip agree.no_counter_leak ;;
 	FAIL:*) has "$log" "not ok" "${kind#FAIL:}" ;;
+	off:ok) [ "$r" = 0 ] && has "$log" ok "$trap" ;;
+	off:skip) [ "$r" = 0 ] && has "$log" skip "$trap" ;;
+	off:FAIL) has "$log" "not ok" "$trap" ;;
 	*) return 1 ;;
 	esac
 }
@@ -130,15 +142,17 @@ while read -r l k kind; do
 	mkdir -p "$(dirname "$knob")" || exit 1
 	echo "$k" >"$knob" || exit 1
 	log=$dir/$n.log
-	X86_PMU_ROOT=$dir/$n X86_PMU_MODEL=$l "$prog" >"$log" 2>&1
+	p=$prog
+	case $kind in off:*) p=$off ;; esac
+	X86_PMU_ROOT=$dir/$n X86_PMU_MODEL=$l "$p" >"$log" 2>&1
 	r=$?
 	# a run expected to fail: its KTAP is not nested, but quoted
-	case $kind in stock | leak | FAIL:*) q='# | ' ;; *) q='# ' ;; esac
+	case $kind in stock | leak | *FAIL*) q='# | ' ;; *) q='# ' ;; esac
 	sed -e "s/^/$q/" "$log"
 	ok="not ok"
 	after_k=$(cat "$knob")
 	expect "$log" "$r" "$kind" && [ "$after_k" = "$k" ] && ok=ok
 	[ "$ok" = ok ] || rc=1
-	echo "$ok $n selftests: unit-x86model: X86_PMU_MODEL=$l knob $k->$after_k: $kind (exit $r)"
+	echo "$ok $n selftests: unit-x86model: $(basename "$p") X86_PMU_MODEL=$l knob $k->$after_k: $kind (exit $r)"
 done <<<"$rows"
 exit $rc
