@@ -5,8 +5,7 @@
  * and linked with --wrap=syscall,mmap,munmap,read,close,ioctl,glob,
  * sched_setaffinity: perf_event_open() and its fds come here, everything
  * else goes on to libc.  The kernel functions named are those of 7.3.4
- * (arch/x86/events/core.c, kernel/events/core.c), the same as 6.12's in
- * what is modelled.
+ * (arch/x86/events/core.c, kernel/events/core.c), as read for the model.
  *
  * X86_PMU_MODEL="N,F[,wd][,leak][,noexclude][,fixed][,slow=US][,mut=NAME]": general
  * counters at rdpmc index 0..N-1, fixed ones at 1 << 30 | k, k < F (0
