@@ -7,14 +7,24 @@
  * else goes on to libc.  The kernel functions named are those of 7.3.4
  * (arch/x86/events/core.c, kernel/events/core.c), as read for the model.
  *
- * X86_PMU_MODEL="N,F[,wd][,leak][,noexclude][,fixed][,slow=US][,mut=NAME]": general
+ * X86_PMU_MODEL="N,F[,hybrid=N2,F2][,wd][,leak][,noexclude][,fixed][,slow=US]
+ * [,mut=NAME]" (mut last): general
  * counters at rdpmc index 0..N-1, fixed ones at 1 << 30 | k, k < F (0
  * counts instructions, 1 cycles), all 48 bits wide (cntval_bits), with
  * max_period 2^47 - 1 (AMD, Intel with full-width writes); "wd": the NMI
  * watchdog's pinned cycles event holds fixed 1, or general 0.
  * X86_PMU_ROOT=DIR: a glob() of the program looks under DIR (the knob is
  * DIR/sys/bus/event_source/devices/cpu/rdpmc; there is no
- * perf_user_access on x86).
+ * perf_user_access on x86).  "hybrid=N2,F2": no cpu PMU, but cpu_core
+ * (N,F, type PERF_TYPE_RAW, which a PERF_TYPE_HARDWARE event without an
+ * extended type in config's upper 32 bits goes to: perf_init_event()) on
+ * CPU 0 and cpu_atom (N2,F2, type HYBRID_ATOM_TYPE) on the other CPUs, each
+ * with its own counters, and its knob DIR/.../cpu_core/rdpmc and
+ * .../cpu_atom/rdpmc (in the kernel both files show the one
+ * x86_pmu.attr_rdpmc; the model reads each PMU's own, so rows keep them
+ * equal).  A task runs on the lowest CPU of its affinity (the model's
+ * scheduler; sched_getcpu() says so too), and an event counts only while
+ * its task runs on a CPU of its PMU (x86_pmu_filter()).
  *
  * As the kernel does:
  * - x86_pmu_event_init() latches user reads (PERF_EVENT_FLAG_USER_READ_CNT)
@@ -72,6 +82,9 @@
  *   pce_off     CR4.PCE clear for a process that maps a user-read event
  *   latch_on    user reads latched on whatever the knob (index and
  *               cap_user_rdpmc published with the knob at 0)
+ *   hybrid_other  a cpu_core event stays on its counter, index published,
+ *               while its task runs on cpu_atom, where rdpmc of that index
+ *               reads cpu_atom's counter
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -100,7 +113,8 @@
 #define STEP 997
 #define MUX_MS 4 /* 1000 / HZ */
 #define TIMES (PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING)
-#define KNOB "/sys/bus/event_source/devices/cpu/rdpmc"
+#define DEVICES "/sys/bus/event_source/devices/"
+#define HYBRID_ATOM_TYPE 10
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 enum mutant {
@@ -111,19 +125,27 @@ enum mutant {
 	M_CAP_OFF,
 	M_PCE_OFF,
 	M_LATCH_ON,
+	M_HYBRID_OTHER,
 };
 
 static const char *const mutants[] = { "",	  "width32", "index_off",
 				       "no_fixed", "cap_off", "pce_off",
-				       "latch_on" };
+				       "latch_on", "hybrid_other" };
 
 union page {
 	struct perf_event_mmap_page pc;
 	char b[4096];
 };
 
+struct pmu {
+	char name[16];
+	unsigned int n, f; /* general and fixed counters */
+	uint32_t type;
+};
+
 struct event {
 	pid_t pid; /* the task counted; 0: a free slot */
+	int pmu; /* m->pmu[] */
 	int fd, leader; /* leader: the slot of its group's leader */
 	bool cycles; /* else instructions */
 	bool user_read; /* PERF_EVENT_FLAG_USER_READ_CNT, latched at open */
@@ -139,18 +161,20 @@ struct event {
 	uint64_t born, since, en, ran; /* times: at open, at last change */
 };
 
-/* an mm: how many user-read events its process maps */
+/* an mm: how many user-read events its process maps, where it runs */
 struct mm {
 	pid_t pid;
 	int rdpmc_allowed;
+	int pmu; /* the PMU of the CPU it runs on */
 };
 
 static struct model {
 	union page page[EVENTS]; /* first: page aligned */
 	struct event ev[EVENTS];
 	struct mm mm[EVENTS];
-	unsigned int n, f;
-	uint32_t wd; /* the watchdog's counter, or NONE */
+	struct pmu pmu[2];
+	int npmu;
+	uint32_t wd; /* the watchdog's counter on each PMU, or NONE */
 	bool leak, noexclude, fixed;
 	unsigned int slow; /* microseconds per rdpmc */
 	enum mutant mut;
@@ -169,6 +193,7 @@ int __real_ioctl(int fd, unsigned long req, ...);
 int __real_glob(const char *pattern, int flags,
 		int (*errfunc)(const char *, int), glob_t *g);
 int __real_sched_setaffinity(pid_t pid, size_t size, const cpu_set_t *set);
+int __real_sched_getcpu(void);
 uint64_t x86_pmu_model_counter(uint32_t idx);
 uint64_t x86_pmu_model_tsc(void);
 
@@ -206,13 +231,14 @@ static void unlock(void)
 	__atomic_store_n(&m->lock, 0, __ATOMIC_RELEASE);
 }
 
-/* the knob's value now (x86_pmu.attr_rdpmc), -1 without one */
-static int knob(void)
+/* a PMU's knob's value now (x86_pmu.attr_rdpmc), -1 without one */
+static int knob(int pmu)
 {
-	char buf[16] = "", path[sizeof(m->root) + sizeof(KNOB)];
+	char buf[16] = "", path[sizeof(m->root) + sizeof(DEVICES) + 32];
 	int fd;
 
-	snprintf(path, sizeof(path), "%s%s", m->root, KNOB);
+	snprintf(path, sizeof(path), "%s%s%s/rdpmc", m->root, DEVICES,
+		 m->pmu[pmu].name);
 	fd = open(path, O_RDONLY);
 	if (fd < 0)
 		return -1;
@@ -383,16 +409,16 @@ static void tick(void)
 	}
 }
 
-/* A free counter in taken (one bit each), fixed first as x86 prefers. */
-static uint32_t take(uint64_t *taken, bool cycles)
+/* A free counter of pmu in taken (a bit each), fixed first as x86 prefers */
+static uint32_t take(uint64_t *taken, int pmu, bool cycles)
 {
 	unsigned int k = cycles;
 
-	if (k < m->f && !(*taken & 1ULL << (32 + k))) {
+	if (k < m->pmu[pmu].f && !(*taken & 1ULL << (32 + k))) {
 		*taken |= 1ULL << (32 + k);
 		return FIXED | k;
 	}
-	for (k = 0; k < m->n; k++)
+	for (k = 0; k < m->pmu[pmu].n; k++)
 		if (!(*taken & 1ULL << k)) {
 			*taken |= 1ULL << k;
 			return k;
@@ -411,10 +437,15 @@ static bool member(const struct event *e, const struct event *l, pid_t pid)
 	       l->enabled;
 }
 
-/* The task's enabled groups onto the counters in order, all or nothing. */
+/*
+ * The task's enabled groups onto the counters of the PMU it runs on, in
+ * order, each all or nothing; those of another PMU off.
+ */
 static void schedule(pid_t pid)
 {
 	uint64_t taken = m->wd == NONE ? 0 : bit(m->wd), t;
+	struct mm *mm = mm_of(pid, false);
+	int on = mm ? mm->pmu : 0;
 	struct event *l, *e;
 	bool fits;
 
@@ -422,15 +453,42 @@ static void schedule(pid_t pid)
 		if (l->pid != pid || l->leader != l - m->ev)
 			continue;
 		t = taken;
-		fits = true;
+		fits = l->pmu == on || m->mut == M_HYBRID_OTHER;
 		for (e = m->ev; e < m->ev + EVENTS; e++)
 			if (member(e, l, pid))
-				fits &= take(&t, e->cycles) != NONE;
+				fits &= take(&t, l->pmu, e->cycles) != NONE;
 		for (e = m->ev; e < m->ev + EVENTS; e++)
 			if (member(e, l, pid))
-				restart(e, fits ? take(&taken, e->cycles) :
+				restart(e, fits ? take(&taken, l->pmu,
+						       e->cycles) :
 						  NONE);
 	}
+}
+
+/* the model's scheduler: a task runs on the lowest CPU it may use */
+static int cpu_now(void)
+{
+	cpu_set_t set;
+	int cpu;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 0;
+	for (cpu = 0; cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &set); cpu++)
+		;
+	return cpu;
+}
+
+/* The caller's PMU now: moved to another, its events follow. */
+static int where(void)
+{
+	int pmu = m->npmu > 1 && cpu_now() > 0;
+	struct mm *mm = mm_of(getpid(), true);
+
+	if (mm && mm->pmu != pmu) {
+		mm->pmu = pmu;
+		schedule(getpid());
+	}
+	return pmu;
 }
 
 static struct event *find(int fd)
@@ -447,13 +505,18 @@ static int open_event(const struct perf_event_attr *a, pid_t pid, int cpu,
 		      int group, unsigned long flags)
 {
 	struct event *e, *l = NULL, *slot = NULL;
-	uint64_t taken = 0;
+	uint64_t taken = 0, config = a->config & 0xffffffff;
+	uint32_t type = a->config >> 32;
 	pid_t me = getpid();
 	struct mm *mm;
+	int pmu;
 
-	if (a->type != PERF_TYPE_HARDWARE ||
-	    (a->config != PERF_COUNT_HW_CPU_CYCLES &&
-	     a->config != PERF_COUNT_HW_INSTRUCTIONS) ||
+	for (pmu = 0; type && pmu < m->npmu; pmu++)
+		if (m->pmu[pmu].type == type)
+			break;
+	if (a->type != PERF_TYPE_HARDWARE || pmu == m->npmu ||
+	    (config != PERF_COUNT_HW_CPU_CYCLES &&
+	     config != PERF_COUNT_HW_INSTRUCTIONS) ||
 	    a->freq || a->inherit || a->read_format & ~TIMES ||
 	    a->sample_period > MAX_PERIOD || (pid && pid != me) ||
 	    cpu != -1 || flags & ~PERF_FLAG_FD_CLOEXEC)
@@ -462,7 +525,7 @@ static int open_event(const struct perf_event_attr *a, pid_t pid, int cpu,
 		return -EINVAL;
 	if (group >= 0) {
 		l = find(group);
-		if (!l || l->leader != l - m->ev)
+		if (!l || l->leader != l - m->ev || l->pmu != pmu)
 			return -EINVAL;
 	}
 	for (e = m->ev; e < m->ev + EVENTS; e++) {
@@ -471,13 +534,13 @@ static int open_event(const struct perf_event_attr *a, pid_t pid, int cpu,
 		if (!e->pid && !slot)
 			slot = e;
 		if (l && e->pid == me && e->leader == l - m->ev &&
-		    take(&taken, e->cycles) == NONE)
+		    take(&taken, pmu, e->cycles) == NONE)
 			return -EINVAL;
 	}
 	for (mm = m->mm; mm < m->mm + EVENTS; mm++)
 		if (mm->pid && kill(mm->pid, 0) && errno == ESRCH)
 			mm->pid = 0;
-	if (take(&taken, a->config == PERF_COUNT_HW_CPU_CYCLES) == NONE)
+	if (take(&taken, pmu, config == PERF_COUNT_HW_CPU_CYCLES) == NONE)
 		return -EINVAL;
 	if (!slot)
 		return -EMFILE;
@@ -489,8 +552,9 @@ static int open_event(const struct perf_event_attr *a, pid_t pid, int cpu,
 		return -errno;
 	e->pid = me;
 	e->leader = l ? l - m->ev : e - m->ev;
-	e->cycles = a->config == PERF_COUNT_HW_CPU_CYCLES;
-	e->user_read = knob() > 0 || m->mut == M_LATCH_ON;
+	e->pmu = pmu;
+	e->cycles = config == PERF_COUNT_HW_CPU_CYCLES;
+	e->user_read = knob(pmu) > 0 || m->mut == M_LATCH_ON;
 	e->enabled = !a->disabled;
 	e->sampling = a->sample_period;
 	e->read_format = a->read_format;
@@ -499,6 +563,7 @@ static int open_event(const struct perf_event_attr *a, pid_t pid, int cpu,
 	e->born = m->now;
 	e->since = m->now;
 	e->counter = NONE;
+	where();
 	schedule(me);
 	return e->fd;
 }
@@ -525,18 +590,29 @@ static void mux_timer(pid_t parent)
 __attribute__((constructor(101))) static void model_init(void)
 {
 	const char *s = getenv("X86_PMU_MODEL"), *root = getenv("X86_PMU_ROOT");
+	unsigned int i, n, f;
 	const char *mut;
-	unsigned int i;
 	int len = 0;
 
 	m = __real_mmap(NULL, sizeof(*m), PROT_READ | PROT_WRITE,
 			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED || !s || !root || strlen(root) >= sizeof(m->root) ||
-	    sscanf(s, "%u,%u%n", &m->n, &m->f, &len) < 2 || m->n > 32 ||
-	    m->f > 32)
+	    sscanf(s, "%u,%u%n", &n, &f, &len) < 2 || n > 32 || f > 32)
 		goto usage;
 	strcpy(m->root, root);
-	m->wd = !strstr(s + len, ",wd") ? NONE : m->f > 1 ? FIXED | 1 : 0;
+	m->pmu[0] = (struct pmu){ "cpu", n, f, PERF_TYPE_RAW };
+	m->npmu = 1;
+	if (strstr(s + len, ",hybrid=")) {
+		if (sscanf(strstr(s + len, ",hybrid=") + 8, "%u,%u", &n, &f) <
+			    2 || n > 32 || f > 32)
+			goto usage;
+		strcpy(m->pmu[0].name, "cpu_core");
+		m->pmu[1] = (struct pmu){ "cpu_atom", n, f, HYBRID_ATOM_TYPE };
+		m->npmu = 2;
+	}
+	/* the same counter on each PMU, which has it */
+	m->wd = !strstr(s + len, ",wd") ? NONE : f > 1 && m->pmu[0].f > 1 ?
+		FIXED | 1 : 0;
 	m->leak = strstr(s + len, ",leak");
 	m->noexclude = strstr(s + len, ",noexclude");
 	m->fixed = strstr(s + len, ",fixed");
@@ -555,7 +631,7 @@ __attribute__((constructor(101))) static void model_init(void)
 	return;
 usage:
 	fprintf(stderr,
-		"x86_pmu_model: X86_PMU_ROOT=DIR X86_PMU_MODEL=N,F[,wd][,leak][,noexclude][,fixed][,slow=US][,mut=NAME]\n");
+		"x86_pmu_model: X86_PMU_ROOT=DIR X86_PMU_MODEL=N,F[,hybrid=N2,F2][,wd][,leak][,noexclude][,fixed][,slow=US][,mut=NAME]\n");
 	exit(2);
 }
 
@@ -759,8 +835,11 @@ int __wrap_sched_setaffinity(pid_t pid, size_t size, const cpu_set_t *set)
 {
 	struct event *e;
 
+	int ret;
+
 	if (pid && pid != getpid())
 		return __real_sched_setaffinity(pid, size, set);
+	ret = __real_sched_setaffinity(pid, size, set);
 	lock();
 	tick();
 	for (e = m->ev; e < m->ev + EVENTS; e++) {
@@ -769,8 +848,14 @@ int __wrap_sched_setaffinity(pid_t pid, size_t size, const cpu_set_t *set)
 		update(e);
 		set_period(e);
 	}
+	where();
 	unlock();
-	return __real_sched_setaffinity(pid, size, set);
+	return ret;
+}
+
+int __wrap_sched_getcpu(void)
+{
+	return cpu_now();
 }
 
 /* The program's sysfs and procfs, under X86_PMU_ROOT */
@@ -792,16 +877,18 @@ uint64_t x86_pmu_model_counter(uint32_t idx)
 	struct event *e;
 	struct mm *mm;
 	bool gp;
-	int k;
+	int k, p;
 
 	if (m->slow)
 		usleep(m->slow);
-	k = knob();
-	gp = k <= 0;
-	if (idx >= m->n && !(idx & FIXED && (idx & ~FIXED) < m->f))
-		gp = true;
 	lock();
 	tick();
+	p = where();
+	k = knob(p);
+	gp = k <= 0;
+	if (idx >= m->pmu[p].n &&
+	    !(idx & FIXED && (idx & ~FIXED) < m->pmu[p].f))
+		gp = true;
 	mm = mm_of(getpid(), false);
 	/* cr4_update_pce_mm() */
 	if (k == 1 && (!mm || !mm->rdpmc_allowed || m->mut == M_PCE_OFF))
@@ -809,7 +896,7 @@ uint64_t x86_pmu_model_counter(uint32_t idx)
 	if (idx == m->wd)
 		v = m->now * STEP & MASK; /* a CPU event's: never cleared */
 	for (e = m->ev; e < m->ev + EVENTS && !gp && idx != m->wd; e++)
-		if (e->pid && e->counter == idx &&
+		if (e->pid && e->counter == idx && e->pmu == p &&
 		    (e->pid == getpid() || (m->leak && !v)))
 			v = raw(e);
 	unlock();
