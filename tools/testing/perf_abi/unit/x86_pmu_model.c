@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A model of the x86 PMU under rdpmc.c, which is compiled to assembly with
- * each rdpmc and rdtsc made a call to x86_pmu_model_rdpmc/_rdtsc (below)
- * and linked with --wrap=syscall,mmap,munmap,read,close,ioctl,glob,
- * sched_setaffinity: perf_event_open() and its fds come here, everything
- * else goes on to libc.  The kernel functions named are those of 7.3.4
+ * A model of the x86 PMU under rdpmc.c (or user_access_off.c), which is
+ * compiled to assembly with each rdpmc and rdtsc made a call to
+ * x86_pmu_model_rdpmc/_rdtsc (below) and linked with --wrap=syscall,mmap,
+ * munmap,read,close,ioctl,glob,sched_setaffinity,sched_getcpu:
+ * perf_event_open() and its fds come here, everything else goes on to
+ * libc.  The kernel functions named are those of 7.3.4
  * (arch/x86/events/core.c, kernel/events/core.c), as read for the model.
  *
  * X86_PMU_MODEL="N,F[,hybrid=N2,F2][,wd][,leak][,noexclude][,fixed][,slow=US]
@@ -84,7 +85,8 @@
  *               cap_user_rdpmc published with the knob at 0)
  *   hybrid_other  a cpu_core event stays on its counter, index published,
  *               while its task runs on cpu_atom, where rdpmc of that index
- *               reads cpu_atom's counter
+ *               reads cpu_atom's counter of that number (or traps where
+ *               cpu_atom has none)
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -10,10 +10,10 @@
 # and cpu_atom/rdpmc, each PMU's type and cpus beside) starting at the
 # row's value, and its log at DIR/<n>.log.  A row is: the model's layout and
 # options (X86_PMU_MODEL), the knob at start, and what must happen:
-#   stock     after.reset and after.read_then_mmap FAIL, 2^48 off (the
+#   stock     after.reset and after.read_then_mmap FAIL, 2^48 below (the
 #             kernel's prev_count), and no other test; every other after.*
 #             test passes, but migration may SKIP (rdpmc.c's step_migrate()
-#             leaves the task one CPU after its first round) and
+#             leaves the task on one CPU after its first round) and
 #             fork_inherit SKIPs (the model refuses inherit);
 #             agree.every_counter and agree.no_counter_leak pass
 #   fixed     the same with the fix: no FAIL, exit 0
@@ -25,11 +25,11 @@
 #             exclude_kernel is a failure, not a refusal)
 #   off:R     OFF's no_user_read_and_reads_trap gives R: pass (the page
 #             offers no user read and rdpmc traps), skip, or FAIL
-# After every run the knob holds its value at start: rdpmc.c's main() put
+# After every run each knob holds its value at start: rdpmc.c's main() put
 # back the 1 it wrote over a 0.  Exit 1 when a row does not hold.
 #
 #   x86_pmu_model.sh build OUT SRC CC CFLAGS...
-# builds SRC (an rdpmc.c) linked with the model as OUT.
+# builds SRC (rdpmc.c or user_access_off.c) linked with the model as OUT.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 if [ "${1:-}" = build ]; then
