@@ -594,6 +594,7 @@ __attribute__((constructor(101))) static void model_init(void)
 	const char *s = getenv("X86_PMU_MODEL"), *root = getenv("X86_PMU_ROOT");
 	unsigned int i, n, f;
 	const char *mut;
+	pid_t parent;
 	int len = 0;
 
 	m = __real_mmap(NULL, sizeof(*m), PROT_READ | PROT_WRITE,
@@ -628,8 +629,10 @@ __attribute__((constructor(101))) static void model_init(void)
 		if (!m->mut)
 			goto usage;
 	}
+	/* the program's pid from here: a fast one may be gone before */
+	parent = getpid();
 	if (!fork())
-		mux_timer(getppid());
+		mux_timer(parent);
 	return;
 usage:
 	fprintf(stderr,
