@@ -26,7 +26,8 @@
 #   off:R     OFF's no_user_read_and_reads_trap gives R: pass (the page
 #             offers no user read and rdpmc traps), skip, or FAIL
 # After every run each knob holds its value at start: rdpmc.c's main() put
-# back the 1 it wrote over a 0.  Exit 1 when a row does not hold.
+# back the 1 it wrote over a 0.  After the rows, no process of PROG or OFF
+# is left (2 s).  Exit 1 when a row does not hold.
 #
 #   x86_pmu_model.sh build OUT SRC CC CFLAGS...
 # builds SRC (rdpmc.c or user_access_off.c) linked with the model as OUT.
@@ -143,7 +144,7 @@ cpus() {
 n=0
 rc=0
 echo "TAP version 13"
-echo "1..$(echo "$rows" | grep -c .)"
+echo "1..$(($(echo "$rows" | grep -c .) + 1))"
 while read -r l k kind; do
 	[ -n "$l" ] || continue
 	n=$((n + 1))
@@ -178,4 +179,17 @@ while read -r l k kind; do
 	[ "$ok" = ok ] || rc=1
 	echo "$ok $n selftests: unit-x86model: $(basename "$p") X86_PMU_MODEL=$l knob $k->${after_k% }: $kind (exit $r)$skip"
 done <<<"$rows"
+# the model's timer, every test's process: gone with their program
+n=$((n + 1))
+for i in $(seq 20); do
+	left=$(pgrep -fx "$prog|$off" | tr '\n' ' ')
+	[ -z "$left" ] && break
+	sleep 0.1
+done
+if [ -z "$left" ]; then
+	echo "ok $n selftests: unit-x86model: no process of the programs left"
+else
+	echo "not ok $n selftests: unit-x86model: no process of the programs left # pids $left"
+	rc=1
+fi
 exit $rc
