@@ -83,10 +83,10 @@
  *   pce_off     CR4.PCE clear for a process that maps a user-read event
  *   latch_on    user reads latched on whatever the knob (index and
  *               cap_user_rdpmc published with the knob at 0)
- *   hybrid_other  a cpu_core event stays on its counter, index published,
- *               while its task runs on cpu_atom, where rdpmc of that index
- *               reads cpu_atom's counter of that number (or traps where
- *               cpu_atom has none)
+ *   hybrid_other  a hybrid event's index is the counter the other PMU
+ *               would give it (its layout's: hybrid=6,0 has no fixed
+ *               counter, so cpu_core's cycles on fixed 1 is published as
+ *               general 0)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -296,6 +296,28 @@ static struct mm *mm_of(pid_t pid, bool add)
 	return add ? free : NULL;
 }
 
+/* A free counter of pmu in taken (a bit each), fixed first as x86 prefers */
+static uint32_t take(uint64_t *taken, int pmu, bool cycles)
+{
+	unsigned int k = cycles;
+
+	if (k < m->pmu[pmu].f && !(*taken & 1ULL << (32 + k))) {
+		*taken |= 1ULL << (32 + k);
+		return FIXED | k;
+	}
+	for (k = 0; k < m->pmu[pmu].n; k++)
+		if (!(*taken & 1ULL << k)) {
+			*taken |= 1ULL << k;
+			return k;
+		}
+	return NONE;
+}
+
+static uint64_t bit(uint32_t counter)
+{
+	return 1ULL << (counter & FIXED ? 32 + (counter & ~FIXED) : counter);
+}
+
 /* x86_pmu_event_idx() */
 static uint32_t event_idx(const struct event *e)
 {
@@ -305,6 +327,12 @@ static uint32_t event_idx(const struct event *e)
 		return e->counter;
 	if (m->mut == M_NO_FIXED)
 		return (e->counter & ~FIXED) + 1;
+	if (m->mut == M_HYBRID_OTHER && m->npmu > 1) {
+		uint64_t taken = m->wd == NONE ? 0 : bit(m->wd);
+		uint32_t c = take(&taken, !e->pmu, e->cycles);
+
+		return c == NONE ? 0 : c + 1;
+	}
 	return e->counter + 1;
 }
 
@@ -411,28 +439,6 @@ static void tick(void)
 	}
 }
 
-/* A free counter of pmu in taken (a bit each), fixed first as x86 prefers */
-static uint32_t take(uint64_t *taken, int pmu, bool cycles)
-{
-	unsigned int k = cycles;
-
-	if (k < m->pmu[pmu].f && !(*taken & 1ULL << (32 + k))) {
-		*taken |= 1ULL << (32 + k);
-		return FIXED | k;
-	}
-	for (k = 0; k < m->pmu[pmu].n; k++)
-		if (!(*taken & 1ULL << k)) {
-			*taken |= 1ULL << k;
-			return k;
-		}
-	return NONE;
-}
-
-static uint64_t bit(uint32_t counter)
-{
-	return 1ULL << (counter & FIXED ? 32 + (counter & ~FIXED) : counter);
-}
-
 static bool member(const struct event *e, const struct event *l, pid_t pid)
 {
 	return e->pid == pid && e->leader == l - m->ev && e->enabled &&
@@ -455,7 +461,7 @@ static void schedule(pid_t pid)
 		if (l->pid != pid || l->leader != l - m->ev)
 			continue;
 		t = taken;
-		fits = l->pmu == on || m->mut == M_HYBRID_OTHER;
+		fits = l->pmu == on;
 		for (e = m->ev; e < m->ev + EVENTS; e++)
 			if (member(e, l, pid))
 				fits &= take(&t, l->pmu, e->cycles) != NONE;

@@ -9,12 +9,14 @@
 # DIR/<n>/sys/bus/event_source/devices/cpu/rdpmc (hybrid: cpu_core/rdpmc
 # and cpu_atom/rdpmc, each PMU's type and cpus beside) starting at the
 # row's value, and its log at DIR/<n>.log.  A row is: the model's layout and
-# options (X86_PMU_MODEL), the knob at start, and what must happen:
-#   stock     after.reset and after.read_then_mmap FAIL, 2^48 below (the
-#             kernel's prev_count), and no other test; every other after.*
-#             test passes, but migration may SKIP (rdpmc.c's step_migrate()
-#             leaves the task on one CPU after its first round) and
-#             fork_inherit SKIPs (the model refuses inherit);
+# options (X86_PMU_MODEL), the knob at start, what must happen, and the CPU
+# the program starts on, if any (taskset; hybrid: 1 is cpu_atom's, and
+# rdpmc.c must pin its agree tests to cpu_core's CPUs):
+#   stock     agree.after_reset and agree.after_read_then_mmap FAIL, the
+#             user read 2^48 below read() (the kernel's prev_count), and no
+#             other test; every other agree.after_* test passes (but
+#             after_migration SKIPs where the core PMU has one CPU: one
+#             CPU here, or hybrid, whose cpu_core the model gives CPU 0),
 #             agree.every_counter and agree.no_counter_leak pass
 #   fixed     the same with the fix: no FAIL, exit 0
 #   leak      another task's counts left in the counters:
@@ -82,14 +84,15 @@ rows="
 4,3,fixed,mut=pce_off 1 FAIL:agree.cycles_counting
 4,3,hybrid=6,0 1 stock
 4,3,hybrid=6,0,fixed 0 fixed
-4,3,hybrid=6,0,fixed,mut=hybrid_other 1 FAIL:after.migration.user_read_agrees
+4,3,hybrid=6,0,fixed 1 fixed 1
+4,3,hybrid=6,0,fixed,mut=hybrid_other 1 FAIL:agree.cycles_counting
 4,3 0 off:ok
 4,3 1 off:skip
 4,3 2 off:skip
 4,3,mut=latch_on 0 off:FAIL
 "
 trap=global.no_user_read_and_reads_trap
-# after.* that must pass, stock or fixed
+# agree.after_* that must pass, stock or fixed
 after="period refresh disable_enable second_mmap"
 
 # has LOG RESULT TEST: the log has TEST with RESULT ("ok", "not ok", "skip")
@@ -108,22 +111,22 @@ expect() {
 	case $kind in
 	stock | fixed)
 		if [ "$kind" = stock ]; then
-			[ "$fails" = "after.read_then_mmap.user_read_agrees after.reset.user_read_agrees " ] || return 1
-			grep -q 'off), read() .*needs the fix' "$log" || return 1
+			[ "$fails" = "agree.after_read_then_mmap agree.after_reset " ] || return 1
+			grep -Eq 'needs the fix .* 48-bit: .*\(-2814749[0-9]{8} off\)' "$log" || return 1
 		else
 			[ "$r" = 0 ] && [ -z "$fails" ] || return 1
 			for t in reset read_then_mmap; do
-				has "$log" ok "after.$t.user_read_agrees" || return 1
+				has "$log" ok "agree.after_$t" || return 1
 			done
 		fi
 		for t in $after; do
-			has "$log" ok "after.$t.user_read_agrees" || return 1
+			has "$log" ok "agree.after_$t" || return 1
 		done
-		has "$log" ok after.migration.user_read_agrees ||
-			has "$log" skip after.migration.user_read_agrees ||
-			return 1
-		has "$log" skip after.fork_inherit.user_read_agrees &&
-			has "$log" ok agree.every_counter &&
+		has "$log" ok agree.after_migration || {
+			{ [ "$(nproc)" = 1 ] || [ "$hybrid" ]; } &&
+				has "$log" skip agree.after_migration
+		} || return 1
+		has "$log" ok agree.every_counter &&
 			has "$log" ok agree.no_counter_leak ;;
 	leak) has "$log" "not ok" agree.no_counter_leak &&
 		! grep -q 'terminated unexpectedly' "$log" ;;
@@ -145,14 +148,15 @@ n=0
 rc=0
 echo "TAP version 13"
 echo "1..$(($(echo "$rows" | grep -c .) + 1))"
-while read -r l k kind; do
+while read -r l k kind cpu; do
 	[ -n "$l" ] || continue
 	n=$((n + 1))
 	dev=$dir/$n/sys/bus/event_source/devices
 	rm -rf "${dir:?}/$n"
 	last=$(($(nproc) - 1))
+	hybrid=
 	case $l in
-	*hybrid=*) pmus="cpu_core:4:0 cpu_atom:10:$(cpus 1 "$last")" ;;
+	*hybrid=*) pmus="cpu_core:4:0 cpu_atom:10:$(cpus 1 "$last")" hybrid=1 ;;
 	*) pmus="cpu:4:$(cpus 0 "$last")" ;;
 	esac
 	for pmu in $pmus; do
@@ -164,7 +168,9 @@ while read -r l k kind; do
 	log=$dir/$n.log
 	p=$prog
 	case $kind in off:*) p=$off ;; esac
-	X86_PMU_ROOT=$dir/$n X86_PMU_MODEL=$l "$p" >"$log" 2>&1
+	run=()
+	[ -n "${cpu:-}" ] && [ "$(nproc)" -gt "$cpu" ] && run=(taskset -c "$cpu")
+	X86_PMU_ROOT=$dir/$n X86_PMU_MODEL=$l "${run[@]}" "$p" >"$log" 2>&1
 	r=$?
 	# a run expected to fail: its KTAP is not nested, but quoted
 	case $kind in stock | leak | *FAIL*) q='# | ' ;; *) q='# ' ;; esac
@@ -172,12 +178,8 @@ while read -r l k kind; do
 	ok="not ok"
 	after_k=$(cat "$dev"/*/rdpmc | sort -u | tr '\n' ' ')
 	expect "$log" "$r" "$kind" && [ "$after_k" = "$k " ] && ok=ok
-	skip=
-	case $l in
-	*hybrid_other*) [ "$(nproc)" = 1 ] && ok=ok skip=" # SKIP one CPU: none for cpu_atom" ;;
-	esac
 	[ "$ok" = ok ] || rc=1
-	echo "$ok $n selftests: unit-x86model: $(basename "$p") X86_PMU_MODEL=$l knob $k->${after_k% }: $kind (exit $r)$skip"
+	echo "$ok $n selftests: unit-x86model: ${run[*]:+${run[*]} }$(basename "$p") X86_PMU_MODEL=$l knob $k->${after_k% }: $kind (exit $r)"
 done <<<"$rows"
 # the model's timer, every test's process: gone with their program
 n=$((n + 1))
