@@ -172,7 +172,7 @@ UNIT_CFLAGS := -Wall -Wextra -Werror -Wno-unused-parameter -O2 -g \
 # reader in place of the architecture's.
 $(UNIT_HDR): $(SUITE)/user_page.h
 	@mkdir -p "$(@D)"
-	@sed 's/^#if defined(__x86_64__) || defined(__i386__)$$/#if defined(UP_HAVE_HW_READ)\n#elif defined(__x86_64__) || defined(__i386__)/' \
+	@sed 's/^#if defined(__aarch64__)$$/#if defined(UP_HAVE_HW_READ)\n#elif defined(__aarch64__)/' \
 		"$<" > "$@.tmp"
 	@grep -q '^#if defined(UP_HAVE_HW_READ)$$' "$@.tmp" || \
 		{ echo "$@: no architecture branch to put a fake before" >&2; exit 1; }

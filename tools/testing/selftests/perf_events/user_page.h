@@ -401,26 +401,7 @@ static inline bool up_check_stamp_cycles(const void *pg, uint64_t stamp,
  *   up_hw_cycles()    the clock the page's time_* fields convert
  * Elsewhere the page's times are still read and the count comes from read().
  */
-#if defined(__x86_64__) || defined(__i386__)
-#define UP_X86 1
-#define UP_HAVE_HW_READ 1
-#define UP_TRAP_SIGNAL SIGSEGV /* CR4.PCE clear: #GP */
-static inline uint64_t up_hw_counter(uint32_t n)
-{
-	uint32_t lo, hi;
-
-	asm volatile("rdpmc" : "=a"(lo), "=d"(hi) : "c"(n) : "memory");
-	return (uint64_t)hi << 32 | lo;
-}
-
-static inline uint64_t up_hw_cycles(void)
-{
-	uint32_t lo, hi;
-
-	asm volatile("rdtsc" : "=a"(lo), "=d"(hi) : : "memory");
-	return (uint64_t)hi << 32 | lo;
-}
-#elif defined(__aarch64__)
+#if defined(__aarch64__)
 #define UP_HAVE_HW_READ 1
 #define UP_TRAP_SIGNAL SIGILL /* PMUSERENR_EL0 clear: undefined at EL0 */
 /*
@@ -449,6 +430,25 @@ static inline uint64_t up_hw_cycles(void)
 
 	asm volatile("isb; mrs %0, cntvct_el0" : "=r"(v) : : "memory");
 	return v;
+}
+#elif defined(__x86_64__) || defined(__i386__)
+#define UP_X86 1
+#define UP_HAVE_HW_READ 1
+#define UP_TRAP_SIGNAL SIGSEGV /* CR4.PCE clear: #GP */
+static inline uint64_t up_hw_counter(uint32_t n)
+{
+	uint32_t lo, hi;
+
+	asm volatile("rdpmc" : "=a"(lo), "=d"(hi) : "c"(n) : "memory");
+	return (uint64_t)hi << 32 | lo;
+}
+
+static inline uint64_t up_hw_cycles(void)
+{
+	uint32_t lo, hi;
+
+	asm volatile("rdtsc" : "=a"(lo), "=d"(hi) : : "memory");
+	return (uint64_t)hi << 32 | lo;
 }
 #elif defined(__riscv) && __riscv_xlen == 64
 #define UP_HAVE_HW_READ 1
@@ -631,9 +631,9 @@ static inline void up_knobs_lock(int op)
 	glob("/proc/sys/kernel/perf_user_access", GLOB_APPEND, NULL, &g);
 	for (i = 0; i < g.gl_pathc && up_n_knobs < UP_MAX_KNOBS; i++) {
 		fd = open(g.gl_pathv[i], O_RDONLY | O_CLOEXEC);
-		/* held until exit; a kernel without FILE_LOCKING has ENOSYS */
-		if (fd < 0 || (flock(fd, op) && errno != ENOSYS))
+		if (fd < 0)
 			continue;
+		flock(fd, op); /* held until exit, where files can be locked */
 		snprintf(up_knobs[up_n_knobs].path, sizeof(up_knobs[0].path),
 			 "%s", g.gl_pathv[i]);
 		up_knobs[up_n_knobs].start = up_read_int(g.gl_pathv[i]);
