@@ -184,7 +184,10 @@ static const char *refusal(struct __test_metadata *_metadata, int err)
 	return NULL;
 }
 
-/* Tries for the event to be on a counter, 0 when it is (-EAGAIN, 1). */
+/*
+ * Read the event from user space, giving it up to 100 chances to be on a
+ * counter: up_self_read()'s 0 (read), 1 (no counter) or -EAGAIN.
+ */
 static int try_read(struct ev *e, struct up_count *s)
 {
 	int i, ret = 1;
@@ -471,18 +474,20 @@ static int step_enable(struct ev *e)
 	return err ?: do_ioctl(e, PERF_EVENT_IOC_ENABLE, 0);
 }
 
-/* perf_mmap() of a buffer already mapped; the first mapping goes */
+/*
+ * perf_mmap() of a buffer already mapped.  The first mapping stays until
+ * the next round: riscv's event_unmapped() ends user reads of the event
+ * at any munmap(), though another mapping of it remains.
+ */
 static int step_second_mmap(struct ev *e)
 {
-	void *first;
-	int err = map(e);
+	static void *first = MAP_FAILED;
 
-	if (err)
-		return err;
+	munmap(first, getpagesize()); /* the last round's, its event closed */
+	if (map(e))
+		return -errno;
 	first = e->pg;
-	err = map(e);
-	munmap(first, getpagesize());
-	return err;
+	return map(e);
 }
 
 /* the task moved: scheduled out on one CPU, in on another it may use */
