@@ -248,9 +248,12 @@ def fill(text, subs):
         if '@' in para and not para.startswith(' '):
             for k, v in subs.items():
                 para = para.replace('@%s@' % k, v)
-            para = textwrap.fill(' '.join(para.split()), 72,
-                                 break_on_hyphens=False, break_long_words=False,
-                                 fix_sentence_endings=True)
+            # two spaces after a sentence, as written: kept through the
+            # rewrap by gluing them (NBSP is no break for textwrap)
+            para = re.sub(r'([.!?][)"\']?) {2,}(?=\S)', '\\1\u00a0\u00a0', para)
+            para = textwrap.fill(' '.join(para.split(' ')).replace('\n', ' '), 72,
+                                 break_on_hyphens=False, break_long_words=False)
+            para = re.sub(' +', ' ', para).replace('\u00a0', ' ')
         else:
             for k, v in subs.items():
                 para = para.replace('@%s@' % k, v)
