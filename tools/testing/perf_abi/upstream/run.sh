@@ -134,6 +134,7 @@ for p in "${patches[@]}"; do
 	fi
 	g diff --quiet HEAD~1 HEAD -- "$sel/perf_events" && continue
 	# the programs this patch leaves, built as the tree builds them
+	mkdir -p "$out/build-$n"
 	make -C "$tree/$sel/perf_events" OUTPUT="$out/build-$n" > "$out/build-$n.log" 2>&1
 	rc=$?
 	w=$(grep -c 'warning:' "$out/build-$n.log")
