@@ -12,7 +12,7 @@
 
 #include "kselftest_harness.h"
 
-/* user_page.h's reader over this file's counter and clock */
+/* the reader over this file's counter and clock (the unit build's user_page.h) */
 static bool have_hw = true;
 static uint64_t fake_counter(uint32_t counter);
 static uint64_t fake_cycles(void);

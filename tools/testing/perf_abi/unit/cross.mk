@@ -17,7 +17,7 @@ CHECK_STAGES += $(UNIT_CROSS_ARCHES:%=unit-%)
 
 unit: $(UNIT_CROSS_ARCHES:%=check-unit-%)
 
-$(B)/unit-%/.built: $(UNIT_CROSS_SRCS) $(SUITE)/user_page.h $(STAGE)/.staged
+$(B)/unit-%/.built: $(UNIT_CROSS_SRCS) $(UNIT_HDR) $(STAGE)/.staged
 	@"$(M)/deps.sh" cross
 	@mkdir -p "$(@D)"
 	@for src in $(UNIT_CROSS_SRCS); do \

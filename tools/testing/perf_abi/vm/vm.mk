@@ -18,6 +18,9 @@
 #               (VM_CHECK_32BIT) with VM_CHECK_SYSCTLS;
 #               build/check/vm-32bit.ktap holds one result per guest,
 #               named LABEL+i386 and LABEL+armhf
+#   check-vm-knob-pairs  two runs of rdpmc at once, 0 to 1000 ms apart,
+#               on VM_SHIPPED_KERNEL as root (vm/knob_pairs.sh): the knob
+#               back after every pair, no FAIL, nothing left running
 #   matrix      ./run_tests.sh --matrix (kernels/matrix.list, every
 #               architecture, the whole suite) into a new run directory in MATRIX_OUT
 #   bench-vm    seconds for one x86_64 and one arm64 boot + suite and for
@@ -46,8 +49,8 @@ VM_CHECK_ARCHES ?= debian:6.12.113+deb13-s390x=mmap_page \
 
 VM_CHECK_32BIT ?= $(addprefix compat:,$(VM_CHECK_KERNELS))
 
-CHECK_STAGES += vm vm-arches vm-32bit
-.PHONY: check-vm check-vm-arches check-vm-32bit bench-vm $(addprefix vm-helpers-,$(GUEST_ARCHES))
+CHECK_STAGES += vm vm-arches vm-32bit vm-knob-pairs
+.PHONY: check-vm check-vm-arches check-vm-32bit check-vm-knob-pairs bench-vm $(addprefix vm-helpers-,$(GUEST_ARCHES))
 
 # The guest's helpers in /usr/bin (vm/initramfs.sh), static for ARCH:
 # privrun (vm/privrun.c, with libcap as the suite links it: run_tests.sh
@@ -86,7 +89,7 @@ check-vm:
 	  ! grep -Eq '^# not ok [0-9]+ agree\.' "$$k" && r=ok; \
 	  printf 'TAP version 13\n1..1\n%s 1 selftests: vm: arm64 as shipped, root: agree.* pass, perf_user_access back to 0\n' \
 	    "$$r" > "$(CHECK)/vm-shipped.ktap"; [ "$$r" = ok ] || grep -E "agree|after the run" "$$k" || true
-	@python3 "$(M)/vm/merge_reports.py" "$(CHECK)/vm.ktap" \
+	@python3 "$(M)/vm/merge_reports.py" --known "$(M)/kernels/known-bugs" "$(CHECK)/vm.ktap" \
 	  "$(VM_CHECK_OUT)" $$(cat "$(B)/vm-check.rc") \
 	  "$(VM_CHECK_OUT)-shipped" $$(cat "$(B)/vm-check-shipped.rc") \
 	  "$(VM_CHECK_OUT)-shipped-user" $$(cat "$(B)/vm-check-shipped-user.rc")
@@ -124,6 +127,24 @@ check-vm-32bit:
 	      $$rc > "$(CHECK)/vm-32bit.ktap"; \
 	  fi; \
 	  [ $$rc = 0 ] || [ $$rc = 4 ]
+
+KNOB_PAIRS_SUITE := $(B)/knob-pairs-suite
+check-vm-knob-pairs: install-arm64
+	@mkdir -p "$(CHECK)"
+	@rm -rf "$(KNOB_PAIRS_SUITE)" "$(B)/knob-pairs" "$(CHECK)/vm-knob-pairs.ktap"
+	@cp -a "$(B)/install-arm64" "$(KNOB_PAIRS_SUITE)"
+	@mkdir -p "$(KNOB_PAIRS_SUITE)/perf_abi"
+	@cp "$(M)/vm/knob_pairs.sh" "$(KNOB_PAIRS_SUITE)/perf_abi/"
+	@echo perf_abi:knob_pairs.sh >> "$(KNOB_PAIRS_SUITE)/kselftest-list.txt"
+	@./run_tests.sh --kernel $(VM_SHIPPED_KERNEL) --suite "$(KNOB_PAIRS_SUITE)" \
+	    -t knob_pairs.sh --label knob-pairs --output "$(B)/knob-pairs"; rc=$$?; \
+	  if [ -f "$(B)/knob-pairs/report.ktap" ]; then \
+	    cp "$(B)/knob-pairs/report.ktap" "$(CHECK)/vm-knob-pairs.ktap"; \
+	  else \
+	    printf 'TAP version 13\n1..1\nnot ok 1 selftests: vm-knob-pairs # exit=%d\n' \
+	      $$rc > "$(CHECK)/vm-knob-pairs.ktap"; \
+	  fi; \
+	  [ $$rc = 0 ]
 
 matrix:
 	@./run_tests.sh --matrix "$(MATRIX_LIST)" -o "$(MATRIX_OUT)"

@@ -406,29 +406,8 @@ static inline bool up_check_stamp_cycles(const void *pg, uint64_t stamp,
  *   up_hw_counter(n)  the counter the page publishes as index n + 1
  *   up_hw_cycles()    the clock the page's time_* fields convert
  * Elsewhere the page's times are still read and the count comes from read().
- * An includer that defines UP_HAVE_HW_READ brings its own three.
  */
-#if defined(UP_HAVE_HW_READ)
-#elif defined(__x86_64__) || defined(__i386__)
-#define UP_X86 1
-#define UP_HAVE_HW_READ 1
-#define UP_TRAP_SIGNAL SIGSEGV /* CR4.PCE clear: #GP */
-static inline uint64_t up_hw_counter(uint32_t n)
-{
-	uint32_t lo, hi;
-
-	asm volatile("rdpmc" : "=a"(lo), "=d"(hi) : "c"(n) : "memory");
-	return (uint64_t)hi << 32 | lo;
-}
-
-static inline uint64_t up_hw_cycles(void)
-{
-	uint32_t lo, hi;
-
-	asm volatile("rdtsc" : "=a"(lo), "=d"(hi) : : "memory");
-	return (uint64_t)hi << 32 | lo;
-}
-#elif defined(__aarch64__)
+#if defined(__aarch64__)
 #define UP_HAVE_HW_READ 1
 #define UP_TRAP_SIGNAL SIGILL /* PMUSERENR_EL0 clear: undefined at EL0 */
 /*
@@ -457,6 +436,25 @@ static inline uint64_t up_hw_cycles(void)
 
 	asm volatile("isb; mrs %0, cntvct_el0" : "=r"(v) : : "memory");
 	return v;
+}
+#elif defined(__x86_64__) || defined(__i386__)
+#define UP_X86 1
+#define UP_HAVE_HW_READ 1
+#define UP_TRAP_SIGNAL SIGSEGV /* CR4.PCE clear: #GP */
+static inline uint64_t up_hw_counter(uint32_t n)
+{
+	uint32_t lo, hi;
+
+	asm volatile("rdpmc" : "=a"(lo), "=d"(hi) : "c"(n) : "memory");
+	return (uint64_t)hi << 32 | lo;
+}
+
+static inline uint64_t up_hw_cycles(void)
+{
+	uint32_t lo, hi;
+
+	asm volatile("rdtsc" : "=a"(lo), "=d"(hi) : : "memory");
+	return (uint64_t)hi << 32 | lo;
 }
 #elif defined(__riscv) && __riscv_xlen == 64
 #define UP_HAVE_HW_READ 1
@@ -639,8 +637,9 @@ static inline void up_knobs_lock(int op)
 	glob("/proc/sys/kernel/perf_user_access", GLOB_APPEND, NULL, &g);
 	for (i = 0; i < g.gl_pathc && up_n_knobs < UP_MAX_KNOBS; i++) {
 		fd = open(g.gl_pathv[i], O_RDONLY | O_CLOEXEC);
-		if (fd < 0 || flock(fd, op))
-			continue; /* held until exit */
+		if (fd < 0)
+			continue;
+		flock(fd, op); /* held until exit, where files can be locked */
 		snprintf(up_knobs[up_n_knobs].path, sizeof(up_knobs[0].path),
 			 "%s", g.gl_pathv[i]);
 		up_knobs[up_n_knobs].start = up_read_int(g.gl_pathv[i]);
@@ -649,16 +648,16 @@ static inline void up_knobs_lock(int op)
 	globfree(&g);
 }
 
+/* A knob's value (0 to 9) written; async-signal-safe */
 static inline int up_knob_write(const char *path, int v)
 {
-	char buf[16];
+	char buf[2] = { '0' + v, '\n' };
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	int n = snprintf(buf, sizeof(buf), "%d\n", v);
 	bool ok;
 
 	if (fd < 0)
 		return -1;
-	ok = write(fd, buf, n) == n;
+	ok = write(fd, buf, sizeof(buf)) == sizeof(buf);
 	close(fd);
 	return ok ? 0 : -1;
 }
