@@ -10,7 +10,8 @@ it is now (tools/testing/selftests/perf_events of this repository), MSG_DIR
 the messages: 0-cover.msg and one per entry of PATCHES, first line the
 subject, @NAME@ filled in from the code (a placeholder left is an
 error).  The kernel fixes in DIR (git format-patch files) come first,
-each one that applies to the tree; the cover letter's paragraphs marked
+each one that applies to the tree, in the first version of DIR/NAME,
+DIR/*/NAME that does; the cover letter's paragraphs marked
 "[fix] " are kept only when one does.
 
 Each patch of the suite carries only what it uses.  PATCHES says which
@@ -506,9 +507,10 @@ def recipients(tree, mpath, patches):
         die('get_maintainer.pl failed: %s' % gm.stderr.strip())
     to, cc = [], []
     for line in gm.stdout.splitlines():
-        addr = re.sub(r'\s*\([^()]*\)\s*$', '', line).strip()
-        if not addr:
+        m = re.match(r'^\s*(.*?<[^>]+>|[^\s<>()]+@[^\s<>()]+)', line)
+        if not m:
             continue
+        addr = m.group(1)
         (to if '(maintainer:' in line else cc).append(addr)
     return to, cc
 
@@ -601,14 +603,23 @@ def main(argv):
 
     head = base
     nfixes = 0
-    for f in sorted(os.listdir(fixes)) if fixes else []:
-        if not f.endswith('.patch'):
-            continue
-        subj, body, diff = read_fix(os.path.join(fixes, f))
-        p = subprocess.run(['git', '-C', tree, 'apply', '--cached', '--check'],
-                           input=diff.encode(), capture_output=True,
-                           env=dict(os.environ, **env))
-        if p.returncode:
+    # a fix may come in versions for other trees (DIR/mainline/NAME):
+    # the first of DIR/NAME, DIR/*/NAME that applies is used
+    fixvers = {}
+    for d in [fixes] + sorted(os.path.join(fixes, x) for x in os.listdir(fixes)
+                              if os.path.isdir(os.path.join(fixes, x))) if fixes else []:
+        for f in os.listdir(d):
+            if f.endswith('.patch'):
+                fixvers.setdefault(f, []).append(os.path.join(d, f))
+    for f in sorted(fixvers):
+        for path in fixvers[f]:
+            subj, body, diff = read_fix(path)
+            p = subprocess.run(['git', '-C', tree, 'apply', '--cached', '--check'],
+                               input=diff.encode(), capture_output=True,
+                               env=dict(os.environ, **env))
+            if not p.returncode:
+                break
+        else:
             sys.stderr.write('series.py: %s does not apply to this tree, left out\n' % f)
             continue
         git(tree, 'apply', '--cached', env=env, stdin=diff.encode())
