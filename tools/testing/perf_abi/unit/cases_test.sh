@@ -75,7 +75,7 @@ res $rc "page_cases.h keeps every rule"
 
 # A table broken twice: a redirected event mapped again, inherit on every cpu.
 sed -e '0,/\.origin = O_SET_OUTPUT/s//.origin = O_SET_OUTPUT, .remap = R_AGAIN/' \
-    -e '0,/A_PER_CPU | A_INHERIT/s//A_INHERIT/' \
+    -e '0,/A_ON_CPU | A_INHERIT/s//A_INHERIT/' \
 	"$suite/page_cases.h" > "$tmp/bad.h"
 python3 "$tmp/rules.py" "$tmp/bad.h" "$suite/mmap_page.c" > "$tmp/out"
 grep -q 'munmap detaches' "$tmp/out" && grep -q 'inherit on every cpu' "$tmp/out"

@@ -2,18 +2,30 @@
 # SPDX-License-Identifier: GPL-2.0
 """Write the suite as a git format-patch series against a kernel git tree.
 
-    series.py TREE SUITE_DIR MSG_DIR OUT_DIR [BASE]
+    series.py [--fixes DIR] TREE SUITE_DIR MSG_DIR OUT_DIR [BASE]
 
 TREE is a kernel git tree (its working tree is not touched: the commits are
 made with a private index over BASE, default HEAD), SUITE_DIR the suite as
 it is now (tools/testing/selftests/perf_events of this repository), MSG_DIR
-the commit messages (0-cover.msg, 1-*.msg, 2-*.msg; first line the
-subject).  The suite is merged into the tree's own perf_events/: the
-Makefile, .gitignore and config keep the tree's lines and get ours added,
-settings keeps the larger timeout.  Patch 1: every file but the rdpmc*
-programs; patch 2: the rdpmc* programs.  Each patch lists its new files
-in MAINTAINERS under PERFORMANCE EVENTS SUBSYSTEM.  Prints the patches'
-paths, cover letter first.
+the messages: 0-cover.msg and one per entry of PATCHES, first line the
+subject, @NAME@ filled in from the code (a placeholder left is an
+error).  The kernel fixes in DIR (git format-patch files) come first,
+each one that applies to the tree, in the first version of DIR/NAME,
+DIR/*/NAME that does; the cover letter's paragraphs marked
+"[fix] " are kept only when one does.
+
+Each patch of the suite carries only what it uses.  PATCHES says which
+programs each adds and which top-level definitions it adds to files of an
+earlier patch (the knob's main()); a file's version in a patch is its
+top-level units (blank-line separated, a preprocessor block as one) that
+the programs so far reach, from their tests and main() through the names
+each unit defines and uses.  A program whose main() comes later ends with
+TEST_HARNESS_MAIN until then.  The suite is merged into the tree's own
+perf_events/: the Makefile, .gitignore and config keep the tree's lines
+and get ours added, settings keeps the larger timeout.  MAINTAINERS is
+not changed.  From and Signed-off-by are the identity of whoever runs
+this (git var GIT_AUTHOR_IDENT); To and Cc come from get_maintainer.pl
+without keyword matches.  Prints the patches' paths, cover letter first.
 """
 
 import os
@@ -24,7 +36,15 @@ import textwrap
 
 SELFTEST = 'tools/testing/selftests/perf_events'
 MERGED = ('Makefile', '.gitignore', 'config', 'settings')
-SECTION = 'PERFORMANCE EVENTS SUBSYSTEM'
+
+# The suite's patches: message, the programs each adds, and the top-level
+# definitions it adds to a file of an earlier patch.
+PATCHES = (
+    ('1-user-page.msg', ('mmap_page',), {}),
+    ('2-user-reads.msg', ('rdpmc',), {}),
+    ('3-user-access-knob.msg', (), {'rdpmc.c': ('main',)}),
+    ('4-user-access-off.msg', ('user_access_off',), {}),
+)
 
 
 def die(msg):
@@ -215,26 +235,10 @@ def merge_settings(theirs, ours):
     return '\n'.join(lines) + '\n'
 
 
-def add_maintainers(text, paths):
-    """F: lines for paths in SECTION, in alphabetic order among its F:."""
-    lines = text.split('\n')
-    try:
-        start = lines.index(SECTION)
-    except ValueError:
-        return None
-    end = start
-    while end < len(lines) and lines[end].strip():
-        end += 1
-    f_idx = [i for i in range(start, end) if lines[i].startswith('F:\t')]
-    if not f_idx:
-        return None
-    new = ['F:\t' + p for p in paths]
-    old = [lines[i] for i in f_idx]
-    if all(n in old for n in new):
-        return None
-    merged = sorted(set(old + new), key=lambda l: l[3:])
-    lines[f_idx[0]:f_idx[-1] + 1] = merged
-    return '\n'.join(lines)
+def words(items):
+    """a; a and b; a, b and c"""
+    return ' and '.join(filter(None, [', '.join(items[:-1]), items[-1]])) \
+        if items else ''
 
 
 def fill(text, subs):
@@ -245,8 +249,12 @@ def fill(text, subs):
         if '@' in para and not para.startswith(' '):
             for k, v in subs.items():
                 para = para.replace('@%s@' % k, v)
-            para = textwrap.fill(' '.join(para.split()), 72,
+            # two spaces after a sentence, as written: kept through the
+            # rewrap by gluing them (NBSP is no break for textwrap)
+            para = re.sub(r'([.!?][)"\']?) {2,}(?=\S)', '\\1\u00a0\u00a0', para)
+            para = textwrap.fill(' '.join(para.split(' ')).replace('\n', ' '), 72,
                                  break_on_hyphens=False, break_long_words=False)
+            para = re.sub(' +', ' ', para).replace('\u00a0', ' ')
         else:
             for k, v in subs.items():
                 para = para.replace('@%s@' % k, v)
@@ -254,42 +262,312 @@ def fill(text, subs):
     return '\n\n'.join(out)
 
 
+def blank_c(text):
+    """text with comments, strings and character constants blanked out
+    (newlines kept), so that braces and names are code only."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith('/*', i):
+            j = text.find('*/', i + 2)
+            j = n if j < 0 else j + 2
+            out.append(re.sub(r'[^\n]', ' ', text[i:j]))
+            i = j
+        elif text.startswith('//', i):
+            j = text.find('\n', i)
+            j = n if j < 0 else j
+            out.append(' ' * (j - i))
+            i = j
+        elif c in '"\'':
+            j = i + 1
+            while j < n and text[j] != c and text[j] != '\n':
+                j += 2 if text[j] == '\\' else 1
+            out.append(c + ' ' * (min(j, n) - i - 1) + (c if j < n else ''))
+            i = j + 1
+        else:
+            out.append(c)
+            i += 1
+    return ''.join(out)
+
+
+IDENT = re.compile(r'\b[A-Za-z_]\w*\b')
+# A header's includes that only some of its units need, and what for.
+INCLUDE_USES = {
+    'glob.h': 'glob globfree glob_t GLOB_APPEND',
+    'sys/file.h': 'flock LOCK_SH LOCK_EX LOCK_UN',
+    'signal.h': 'signal raise kill SIGTERM SIGINT SIGHUP SIGKILL SIGSEGV '
+                'SIGILL SIGSTOP SIG_DFL',
+    'sys/prctl.h': 'prctl PR_SET_PDEATHSIG PR_SET_NAME',
+    'pthread.h': 'pthread_create pthread_join pthread_atfork pthread_t',
+}
+
+
+class Unit:
+    """A top-level unit of a C file: its lines, the names it defines and
+    uses, and whether it is a root (tests, includes, assertions: no name
+    of its own)."""
+
+    def __init__(self, lines, code):
+        self.lines = lines
+        self.defs = set()
+        for m in re.finditer(r'^\s*#\s*define\s+(\w+)', code, re.M):
+            self.defs.add(m.group(1))
+        for m in re.finditer(r'^(?:struct|enum|union)\s+(\w+)\s*\{', code, re.M):
+            self.defs.add(m.group(1))
+        # a function: the name before its parameters, attributes aside
+        m = re.match(r'^\s*((?:static|inline|const|unsigned|struct|[a-z_]\w*'
+                     r'|__\w+\((?:[^()]|\([^()]*\))*\)|[\s\*])*?)\b(\w+)\s*'
+                     r'\([^{;]*\)\s*\{', code)
+        if m and not m.group(2).isupper() and not m.group(2).startswith('__'):
+            self.defs.add(m.group(2))
+        for m in re.finditer(r'^static\s[^(){};=]*?\b(\w+)\s*(?:\[[^\]]*\])?'
+                             r'\s*[=;,]', code, re.M):
+            self.defs.add(m.group(1))
+        for m in re.finditer(r'^static\s[^(){};=]*?(?:\[[^\]]*\])?\s*,'
+                             r'([^;]*);', code, re.M):
+            self.defs.update(re.findall(r'\b(\w+)\s*(?:\[[^\]]*\])?\s*(?:,|$)',
+                                        m.group(1)))
+        for m in re.finditer(r'^(?:static\s+)?(?:const\s+)?enum\b[^{;]*\{([^}]*)\}',
+                             code, re.M):
+            for item in m.group(1).split(','):
+                w = IDENT.search(item)
+                if w:
+                    self.defs.add(w.group(0))
+        self.uses = set(IDENT.findall(re.sub(r'^#\s*include.*$', '', code,
+                                             flags=re.M))) - self.defs
+        # roots: the file's head, tests and other top-level statements
+        self.root = not self.defs or bool(
+            re.search(r'^#include|^#ifndef|^_*[A-Z][A-Z0-9_]*\(|^static_assert',
+                      code, re.M))
+        self.includes = re.findall(r'^#include\s+[<"]([^>"]+)[>"]',
+                                   '\n'.join(lines), re.M)
+
+
+def c_units(text):
+    """Split C text into Units: at a blank line outside braces, a
+    preprocessor conditional (a header's guard aside) and a continued
+    line."""
+    lines = text.split('\n')
+    code = blank_c(text).split('\n')
+    guard = re.search(r'^#ifndef\s+(\w+)\n#define\s+\1\b', text, re.M)
+    units, cur, ccur, depth, pp, cont = [], [], [], 0, 0, False
+    for line, cl in zip(lines, code):
+        d = cl.strip()
+        is_guard = guard and (d.startswith('#ifndef ' + guard.group(1)) or
+                              d.startswith('#define ' + guard.group(1)))
+        if re.match(r'#\s*if', d) and not is_guard:
+            pp += 1
+        elif re.match(r'#\s*endif', d):
+            pp = max(pp - 1, 0) if pp else pp
+        if not line.strip() and depth == 0 and pp == 0 and not cont:
+            if cur:
+                units.append(Unit(cur, '\n'.join(ccur)))
+            cur, ccur = [], []
+            continue
+        cur.append(line)
+        ccur.append(cl)
+        depth += cl.count('{') - cl.count('}')
+        cont = line.endswith('\\')
+    if cur:
+        units.append(Unit(cur, '\n'.join(ccur)))
+    return units
+
+
+def reach(units, roots, extra_uses=(), held=frozenset()):
+    """The indexes of units reached from roots (and extra_uses), never
+    through a unit that defines a held name."""
+    keep = set(roots)
+    uses = set(extra_uses)
+    for i in keep:
+        uses |= units[i].uses
+    changed = True
+    while changed:
+        changed = False
+        for i, u in enumerate(units):
+            if i not in keep and u.defs & uses and not u.defs & held:
+                keep.add(i)
+                uses |= u.uses
+                changed = True
+    return keep, uses
+
+
+def render(units, keep, uses, tail=None):
+    out = []
+    for i, u in enumerate(units):
+        if i not in keep:
+            continue
+        lines = []
+        for line in u.lines:
+            m = re.match(r'^#include\s+<([^>]+)>', line)
+            if m and m.group(1) in INCLUDE_USES and \
+                    not set(INCLUDE_USES[m.group(1)].split()) & uses:
+                continue
+            lines.append(line)
+        out.append('\n'.join(lines))
+    if tail:
+        out.append(tail)
+    return '\n\n'.join(out).rstrip('\n') + '\n'
+
+
+def suite_versions(ours, progs):
+    """{patch index: {file: text}} of the C sources and local headers, per
+    patch of PATCHES, for the programs and definitions added so far."""
+    placed = [p for _, ps, _ in PATCHES for p in ps]
+    missing = [p for p in progs if p not in placed]
+    if missing:
+        die('programs in no patch of PATCHES: %s' % ' '.join(missing))
+    later = {}  # file -> {name: patch index}
+    for k, (_, _, adds) in enumerate(PATCHES):
+        for f, names in adds.items():
+            for name in names:
+                later.setdefault(f, {})[name] = k
+    units = {f: c_units(t) for f, t in ours.items() if f.endswith(('.c', '.h'))}
+    versions = []
+    for k in range(len(PATCHES)):
+        have = [p for _, ps, _ in PATCHES[:k + 1] for p in ps if p in progs]
+        files, uses = {}, set()
+        for p in have:
+            f = p + '.c'
+            us = units[f]
+            held = {n for n, at in later.get(f, {}).items() if at > k}
+            roots = [i for i, u in enumerate(us) if u.root or
+                     ('main' in u.defs and 'main' not in held)]
+            keep, pu = reach(us, roots, held=held)
+            tail = None
+            if 'main' in held:
+                tail = 'TEST_HARNESS_MAIN'
+            files[f] = (us, keep, pu, tail)
+            uses |= pu
+        # local headers, reached from the programs
+        for f, us in units.items():
+            if not f.endswith('.h') or not any(
+                    f in u.includes for p in have for u in units[p + '.c']):
+                continue
+            roots = [i for i, u in enumerate(us) if u.root]
+            keep, hu = reach(us, roots, uses)
+            files[f] = (us, keep, hu, None)
+        versions.append({f: render(us, keep, u | uses, tail)
+                         for f, (us, keep, u, tail) in files.items()})
+    return versions
+
+
+def merge_config(theirs, ours):
+    """Their config, then ours not yet there, each with the comment lines
+    above it in ours."""
+    base = theirs.rstrip('\n').split('\n') if theirs else []
+    have = {l.split('=')[0].strip() for l in base if '=' in l}
+    notes = []
+    for l in ours.splitlines():
+        if l.startswith('#'):
+            notes.append(l)
+            continue
+        if '=' in l and l.split('=')[0].strip() not in have:
+            base += notes + [l]
+            have.add(l.split('=')[0].strip())
+        notes = [] if '=' in l or not l.strip() else notes
+    return '\n'.join(base) + '\n'
+
+
+def identity():
+    """The author: whoever runs this, as git knows them."""
+    p = subprocess.run(['git', 'var', 'GIT_AUTHOR_IDENT'],
+                       capture_output=True, text=True)
+    m = re.match(r'^(.*?) <([^>]*)>', p.stdout.strip())
+    if p.returncode or not m or not m.group(1) or not m.group(2):
+        die('no author identity: set git config user.name and user.email')
+    return m.group(1), m.group(2)
+
+
+def read_fix(path):
+    """Subject, message body without sign-offs, and diff of a
+    git format-patch file."""
+    text = open(path).read()
+    head, _, rest = text.partition('\n\n')
+    m = re.search(r'^Subject: (.*(?:\n[ \t].*)*)', head, re.M)
+    if not m:
+        die('%s: no Subject' % path)
+    subj = re.sub(r'^\[PATCH[^\]]*\]\s*', '', ' '.join(m.group(1).split()))
+    body, _, diff = rest.partition('\n---\n')
+    at = diff.find('diff --git ')
+    if at < 0:
+        die('%s: no diff' % path)
+    body = '\n'.join(l for l in body.strip('\n').split('\n')
+                     if not re.match(r'^(Signed-off-by|Cc):', l)).strip('\n')
+    return subj, body, diff[at:]
+
+
+def recipients(tree, mpath, patches):
+    """(To, Cc) of patches from get_maintainer.pl: maintainers To, the
+    rest Cc, keyword matches left out."""
+    gm = subprocess.run(['perl', 'scripts/get_maintainer.pl',
+                         '--no-git-fallback', '--no-keywords', '--mpath',
+                         mpath] + patches, cwd=tree, capture_output=True,
+                        text=True)
+    if gm.returncode:
+        die('get_maintainer.pl failed: %s' % gm.stderr.strip())
+    to, cc = [], []
+    for line in gm.stdout.splitlines():
+        m = re.match(r'^\s*(.*?<[^>]+>|[^\s<>()]+@[^\s<>()]+)', line)
+        if not m:
+            continue
+        addr = m.group(1)
+        (to if '(maintainer:' in line else cc).append(addr)
+    return to, cc
+
+
+def add_headers(path, to, cc):
+    """To: and Cc: header lines in a patch file, before Subject:."""
+    text = open(path).read()
+    head, sep, rest = text.partition('\n\n')
+    extra = ''
+    if to:
+        extra += 'To: ' + ',\n    '.join(to) + '\n'
+    if cc:
+        extra += 'Cc: ' + ',\n    '.join(cc) + '\n'
+    head = head.replace('\nSubject: ', '\n' + extra + 'Subject: ', 1)
+    open(path, 'w').write(head + sep + rest)
+
+
+PLACEHOLDER = re.compile(r'@[A-Z]+@')
+
+
 def main(argv):
-    if len(argv) not in (5, 6):
-        die('usage: series.py TREE SUITE_DIR MSG_DIR OUT_DIR [BASE]')
-    tree, suite, msgs, out = (os.path.abspath(a) for a in argv[1:5])
-    base = argv[5] if len(argv) == 6 else 'HEAD'
+    args = argv[1:]
+    fixes = None
+    if args[:1] == ['--fixes']:
+        if len(args) < 2:
+            die('--fixes needs a directory')
+        fixes, args = args[1], args[2:]
+    if len(args) not in (4, 5):
+        die('usage: series.py [--fixes DIR] TREE SUITE_DIR MSG_DIR OUT_DIR [BASE]')
+    tree, suite, msgs, out = (os.path.abspath(a) for a in args[:4])
+    base = args[4] if len(args) == 5 else 'HEAD'
     if not os.path.isdir(os.path.join(tree, '.git')):
         die('%s is not a git tree (git init it, or use the cached tree)' % tree)
     if not os.path.isfile(os.path.join(tree, 'tools/testing/selftests/lib.mk')):
         die('%s is not a kernel tree' % tree)
     base = git(tree, 'rev-parse', '--verify', base + '^{commit}').decode().strip()
+    name, email = identity()
     ours = {}
     ignored = set()
     gi = os.path.join(suite, '.gitignore')
     if os.path.exists(gi):
         ignored = {l.strip().lstrip('/') for l in open(gi)
                    if l.strip() and not l.startswith('#')}
-    for name in sorted(os.listdir(suite)):
-        p = os.path.join(suite, name)
-        if not os.path.isfile(p) or name in ignored or name.endswith('.o') \
-                or name.startswith('.') and name != '.gitignore':
+    for fname in sorted(os.listdir(suite)):
+        p = os.path.join(suite, fname)
+        if not os.path.isfile(p) or fname in ignored or fname.endswith('.o') \
+                or fname.startswith('.') and fname != '.gitignore':
             continue
-        ours[name] = open(p).read()
+        ours[fname] = open(p).read()
     if 'Makefile' not in ours:
         die('%s has no Makefile' % suite)
     progs = programs(ours['Makefile'])
     if not progs:
         die('no TEST_GEN_PROGS in %s/Makefile' % suite)
-
-    def group(prog):
-        return 2 if prog.startswith('rdpmc') else 1
-    prog_files = {p + '.c': group(p) for p in progs}
-    files = {1: [], 2: []}
-    for name in ours:
-        if name not in MERGED:
-            files[prog_files.get(name, 1)].append(name)
-    groups = [g for g in (1, 2) if files[g]]
+    versions = suite_versions(ours, progs)
+    ncases = len(re.findall(r'^FIXTURE_VARIANT_ADD\(page,', ours.get('page_cases.h', ''),
+                            re.M))
 
     # Before KHDR_INCLUDES (5.18) each test named the tree's installed uapi
     # headers itself, as seccomp's Makefile does: the same here.
@@ -299,18 +577,6 @@ def main(argv):
             '$(KHDR_INCLUDES)', '-isystem ../../../../usr/include/')
     their = {n: show(tree, base, '%s/%s' % (SELFTEST, n)) for n in MERGED}
     their_progs = programs(their['Makefile']) if their['Makefile'] else []
-    maint = show(tree, base, 'MAINTAINERS')
-    # The author: the user's identity, else the tree's own (tree.sh gives
-    # the cached trees one), so that make check needs no git identity.
-    for cwd in (None, tree):
-        ident = subprocess.run(['git', 'var', 'GIT_AUTHOR_IDENT'], cwd=cwd,
-                               capture_output=True, text=True).stdout.strip()
-        m = re.match(r'^(.*?) <([^>]*)>', ident)
-        if m:
-            break
-    else:
-        die('no author identity (git config user.name / user.email)')
-    name, email = m.group(1), m.group(2)
     env = {'GIT_INDEX_FILE': os.path.join(out, '.index'),
            'GIT_AUTHOR_NAME': name, 'GIT_AUTHOR_EMAIL': email,
            'GIT_COMMITTER_NAME': name, 'GIT_COMMITTER_EMAIL': email}
@@ -326,19 +592,50 @@ def main(argv):
         git(tree, 'update-index', '--add', '--cacheinfo',
             '100644,%s,%s' % (sha, path), env=env)
 
-    msg_files = sorted(f for f in os.listdir(msgs) if f.endswith('.msg'))
-    commit = base
-    for g in groups:
-        msgf = [f for f in msg_files if f.startswith('%d-' % g)]
-        if not msgf:
-            die('no commit message %d-*.msg in %s' % (g, msgs))
-        sel = [p for p in progs if group(p) <= g]
-        new = []
-        for fname in files[g]:
-            path = '%s/%s' % (SELFTEST, fname)
-            if show(tree, base, path) is None:
-                new.append(path)
-            put(path, ours[fname])
+    def commit(subj, body):
+        text = '%s\n\n%s\n\nSigned-off-by: %s <%s>\n' % (subj, body, name, email)
+        left = PLACEHOLDER.findall(text)
+        if left:
+            die('%s: placeholder left: %s' % (subj, ' '.join(sorted(set(left)))))
+        tree_sha = git(tree, 'write-tree', env=env).decode().strip()
+        return git(tree, 'commit-tree', tree_sha, '-p', head,
+                   env=env, stdin=text.encode()).decode().strip()
+
+    head = base
+    nfixes = 0
+    # a fix may come in versions for other trees (DIR/mainline/NAME):
+    # the first of DIR/NAME, DIR/*/NAME that applies is used
+    fixvers = {}
+    for d in [fixes] + sorted(os.path.join(fixes, x) for x in os.listdir(fixes)
+                              if os.path.isdir(os.path.join(fixes, x))) if fixes else []:
+        for f in os.listdir(d):
+            if f.endswith('.patch'):
+                fixvers.setdefault(f, []).append(os.path.join(d, f))
+    for f in sorted(fixvers):
+        for path in fixvers[f]:
+            subj, body, diff = read_fix(path)
+            p = subprocess.run(['git', '-C', tree, 'apply', '--cached', '--check'],
+                               input=diff.encode(), capture_output=True,
+                               env=dict(os.environ, **env))
+            if not p.returncode:
+                break
+        else:
+            sys.stderr.write('series.py: %s does not apply to this tree, left out\n' % f)
+            continue
+        git(tree, 'apply', '--cached', env=env, stdin=diff.encode())
+        head = commit(subj, body)
+        nfixes += 1
+
+    msg_files = set(os.listdir(msgs))
+    first = True
+    for k, (msgf, adds_progs, _) in enumerate(PATCHES):
+        if msgf not in msg_files:
+            die('no commit message %s in %s' % (msgf, msgs))
+        sel = [p for _, ps, _ in PATCHES[:k + 1] for p in ps if p in progs]
+        if not sel:
+            continue
+        for fname, text in versions[k].items():
+            put('%s/%s' % (SELFTEST, fname), text)
         put(SELFTEST + '/Makefile',
             merge_makefile(their['Makefile'], ours['Makefile'], sel))
         if '.gitignore' in ours:
@@ -346,65 +643,58 @@ def main(argv):
                 merge_lines(their['.gitignore'], ours['.gitignore'],
                             lambda l: l.strip().lstrip('/') not in progs
                             or l.strip().lstrip('/') in sel))
-        if 'config' in ours and g == 1:
-            put(SELFTEST + '/config',
-                merge_lines(their['config'], ours['config'], lambda l: True,
-                            key=lambda l: l.split('=')[0].strip()))
-        if 'settings' in ours and g == 1:
+        if 'config' in ours and first:
+            put(SELFTEST + '/config', merge_config(their['config'], ours['config']))
+        if 'settings' in ours and first:
             s = merge_settings(their['settings'], ours['settings'])
             if s != their['settings']:
                 put(SELFTEST + '/settings', s)
-        if maint is not None and new:
-            mt = add_maintainers(maint, new)
-            if mt is not None:
-                maint = mt
-                put('MAINTAINERS', mt)
-        tree_sha = git(tree, 'write-tree', env=env).decode().strip()
-        text = open(os.path.join(msgs, msgf[0])).read()
-        gp = [p for p in progs if group(p) == g]
+        first = False
+        text = open(os.path.join(msgs, msgf)).read()
         subj, _, body = text.partition('\n')
         body = fill(body.strip('\n'), {
-            'PROGS': ' and '.join(gp),
-            'HEADERS': ', '.join(f for f in files[g] if f.endswith('.h'))
-            or 'the header'})
-        text = '%s\n\n%s\n\nSigned-off-by: %s <%s>\n' % (subj.strip(), body,
-                                                         name, email)
-        commit = git(tree, 'commit-tree', tree_sha, '-p', commit,
-                     env=env, stdin=text.encode()).decode().strip()
+            'PROGS': words([p for p in adds_progs if p in progs]),
+            'CASES': str(ncases)})
+        head = commit(subj.strip(), body)
     os.unlink(env['GIT_INDEX_FILE'])
     patches = git(tree, 'format-patch', '--cover-letter', '-o', out,
-                  '%s..%s' % (base, commit), env=env).decode().split()
+                  '%s..%s' % (base, head), env=env).decode().split()
     cover = [p for p in patches if os.path.basename(p).startswith('0000-')][0]
-    # get_maintainer.pl reads MAINTAINERS as the series leaves it.
     mpath = os.path.join(out, '.MAINTAINERS')
     with open(mpath, 'w') as f:
-        f.write(show(tree, commit, 'MAINTAINERS') or '')
-    gm = subprocess.run(['perl', 'scripts/get_maintainer.pl', '--no-git-fallback',
-                         '--mpath', mpath] + [p for p in patches if p != cover],
-                        cwd=tree, capture_output=True, text=True)
+        f.write(show(tree, base, 'MAINTAINERS') or '')
+    all_to, all_cc = [], []
+    for p in patches:
+        if p == cover:
+            continue
+        to, cc = recipients(tree, mpath, [p])
+        add_headers(p, to, cc)
+        all_to += [a for a in to if a not in all_to]
+        all_cc += [a for a in cc if a not in all_cc and a not in all_to]
     os.unlink(mpath)
-    gm_out = gm.stdout.strip() or '(get_maintainer.pl printed nothing: %s)' % \
-        gm.stderr.strip()
-    cmsg = open(os.path.join(msgs, [f for f in msg_files
-                                    if f.startswith('0-')][0])).read()
+    cmsg = open(os.path.join(msgs, '0-cover.msg')).read()
     subj, _, body = cmsg.partition('\n')
+    # a paragraph marked [fix] is about the kernel fixes: kept with them
+    body = '\n\n'.join(p[len('[fix] '):] if p.startswith('[fix] ') else p
+                       for p in body.split('\n\n')
+                       if nfixes or not p.startswith('[fix] '))
     rel = show(tree, base, 'Makefile') or ''
     kv = '.'.join(re.search(r'^%s = (\d+)' % k, rel, re.M).group(1)
                   for k in ('VERSION', 'PATCHLEVEL', 'SUBLEVEL')) \
         if re.search(r'^SUBLEVEL = \d+', rel, re.M) else base[:12]
-    head = git(tree, 'log', '-1', '--format=%s', base).decode().strip()
     body = fill(body.strip('\n'), {
-        'ALLPROGS': ' and '.join(progs),
+        'ALLPROGS': words(progs),
         'UPSTREAMPROGS': ', '.join(their_progs) or 'none',
-        'TREE': 'Linux %s (%s)' % (kv, head)})
-    body = body.replace('@MAINTAINERS@', '\n'.join('  ' + l for l in
-                                                   gm_out.splitlines()))
+        'CASES': str(ncases),
+        'TREE': 'Linux %s' % kv})
+    left = PLACEHOLDER.findall(subj + body)
+    if left:
+        die('0-cover.msg: placeholder left: %s' % ' '.join(sorted(set(left))))
     c = open(cover).read()
     c = c.replace('*** SUBJECT HERE ***', subj.strip())
     c = c.replace('*** BLURB HERE ***', body)
     open(cover, 'w').write(c)
-    if gm.returncode:
-        die('get_maintainer.pl failed: %s' % gm.stderr.strip())
+    add_headers(cover, all_to, [a for a in all_cc if a not in all_to])
     print('\n'.join(patches))
     return 0
 

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The perf user page (struct perf_event_mmap_page, uapi linux/perf_event.h):
- * its ABI facts, a copy taken under its seqlock, the checks of its promises
- * as pure functions over a page, and the user-space counter read loop.
+ * The perf user page (struct perf_event_mmap_page, uapi linux/perf_event.h)
+ * for the tests of this directory: its ABI facts, a copy taken under its
+ * seqlock, and the promises of the uapi header as checks over a page.
  *
  * The checks read the fields through the header in use, whose byte offsets
- * are the ABI's (asserted below), the capability bits through its bitfield,
- * whose layout is the ABI (cap_bit0 is bit 63 on big-endian targets).  The
- * unit tests of the project that ships this suite feed them crafted pages.
+ * are the ABI's (asserted below), and the capability bits through its
+ * bitfield, whose layout is the ABI: cap_bit0 is bit 63 on big-endian
+ * targets.
  */
 #ifndef __SELFTEST_PERF_USER_PAGE_H
 #define __SELFTEST_PERF_USER_PAGE_H
@@ -132,11 +132,14 @@ static inline bool up_check_caps(const void *pg, struct up_msg *m)
 }
 
 /*
- * size is a published layout's (76, 96, the header's) or, above the
- * header's, a newer struct's: its u64 fields end 8-byte aligned, below
- * data_head.  cap_user_time_short's fields lie below it.
+ * size is a published layout's: 76 from 3.12, 96 from 5.9, the header's,
+ * or a newer struct's, 8-byte aligned below data_head.  It is at least
+ * promised, what the running kernel's release had, and at least 96 with
+ * cap_user_time_short, whose fields lie below it.  x86 never sets that
+ * bit: there only promised catches a 5.9 or later kernel back at 76.
  */
-static inline bool up_check_size(const void *pg, struct up_msg *m)
+static inline bool up_check_size(const void *pg, uint32_t promised,
+				 struct up_msg *m)
 {
 	uint32_t size = up_pc(pg)->size;
 
@@ -145,6 +148,9 @@ static inline bool up_check_size(const void *pg, struct up_msg *m)
 		return up_fail(m, "size %u is no layout's (%u, %u, %zu..%u)",
 			       size, UP_SIZE_MIN, UP_SIZE_TIME_SHORT,
 			       UP_SIZE_HDR, UP_DATA_HEAD - 8);
+	if (size < promised)
+		return up_fail(m, "size %u, below this release's %u", size,
+			       promised);
 	if (up_pc(pg)->cap_user_time_short && size < UP_SIZE_TIME_SHORT)
 		return up_fail(m, "cap_user_time_short with size %u", size);
 	return true;
