@@ -28,7 +28,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "kselftest_harness.h"
+#include "../kselftest_harness.h"
 #include "user_page.h"
 
 /* arm_pmuv3.c format attributes: config1:0 "long" (64 bit), config1:1 "rdpmc" */

@@ -11,7 +11,7 @@
  */
 #include <sys/mman.h>
 
-#include "kselftest_harness.h"
+#include "../kselftest_harness.h"
 #include "user_page.h"
 
 #define NEED_OFF "needs user access off, a PMU, and " UP_PARANOID_TASK

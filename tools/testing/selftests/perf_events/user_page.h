@@ -29,7 +29,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "kselftest.h" /* __printf */
+#include "../kselftest.h"
 
 #define UP_DATA_HEAD 1024 /* uapi: "data_head ... 1k aligned" */
 #define UP_HDR_LEN 1088 /* through aux_size */
@@ -68,8 +68,7 @@ struct up_msg {
 	char s[256];
 };
 
-static inline bool __printf(2, 3)
-	up_fail(struct up_msg *m, const char *fmt, ...)
+static inline bool up_fail(struct up_msg *m, const char *fmt, ...)
 {
 	va_list ap;
 
