@@ -123,7 +123,7 @@ else 1 if a test regressed, else 0.  The output directory, side files,
 locks: tools/testing/perf_abi/lib/RUNNER.md.
 '''
 
-import fcntl, fnmatch, os, pwd, re, shutil, signal, stat, subprocess, sys, tempfile, time
+import ctypes, fcntl, fnmatch, os, pwd, re, shutil, signal, stat, subprocess, sys, tempfile, time
 
 TOP = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../../..'))
 M = TOP + '/tools/testing/perf_abi'
@@ -467,8 +467,8 @@ def hold_signals(): # the run has ended: the exit stays the results'
 
 class Runner:
     def __init__(self):
-        self.work = None
-        self.partial = None # what an interrupted run keeps
+        self.work, self.k = None, []
+        self.partial = self.cut_short # what an interrupted run keeps
         self.host_built = False
 
     # --- environment, cache -----------------------------------------
@@ -836,6 +836,16 @@ class Runner:
         if out_publish(out, False):
             err('run_tests.sh: what had finished is in %s' % self.rundir)
 
+    def cut_short(self, name, status): # interrupted while the run was prepared: the note alone
+        if not self.work or self.list:
+            return
+        os.makedirs(self.work + '/out', exist_ok=True)
+        if not Out.claimed:
+            label = self.k[0][2] if self.mode == 'kernel' and self.k else self.mode
+            self.rundir = out_claim(self.final, label if self.in_runs else '')
+        self.interrupted(name, status, 'No test had run: the run was being prepared (the suite built, kernels '
+                         'fetched, the initramfs made).')
+
     # --- test selection -------------------------------------------------
     def sel_progs(self):
         progs = []
@@ -926,7 +936,7 @@ class Runner:
 
         def partial(name, status):
             if not done:
-                return
+                return o.cut_short(name, status)
             shutil.copy(done[-1], out + '/host.ktap')
             r = ''
             if o.repeat != 1: # the runs that ended, and the one cut short
@@ -1340,6 +1350,10 @@ def main():
             os.set_inheritable(fd, True)
     for s in SIGNALS:
         signal.signal(s, on_signal)
+    try: # PR_SET_CHILD_SUBREAPER: what a killed child leaves comes back to the run, for stop_all
+        ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
     r, rc = Runner(), 2
     try:
         rc = r.main(sys.argv[1:])

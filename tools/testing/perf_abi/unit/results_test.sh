@@ -734,6 +734,32 @@ else
 	skip "28.20 --matrix --list" "--matrix M --list" "the suite is not built (make install-host)"
 fi
 
+# --- issue 41: the runner at its edges ----------------------------------------
+
+# 41.0 A signal while the host suite is built (a fresh machine extracts
+# the framework's tree for minutes): every process of the build ends,
+# INTERRUPTED says no test ran.  (A make whose children outlive it.)
+mkdir -p "$tmp/slowmake"
+printf '#!/bin/sh\nsleep 60 | cat\n' > "$tmp/slowmake/make"
+chmod +x "$tmp/slowmake/make"
+begin "41.0 SIGTERM while the host suite is built" "-t mmap_page -o D, SIGTERM during make install-host" \
+	"143; no process of the run left; D/INTERRUPTED"
+PATH="$tmp/slowmake:$PATH" KSRC="$tmp/nosuch" start -t mmap_page -o "$D"
+for ((i = 0; i < 200; i++)); do
+	ps -e -o sid=,args= | grep -q "^ *$pid sleep 60" && break
+	sleep 0.05
+done
+kill -TERM "$pid"
+rc=0
+wait "$pid" || rc=$?
+sleep 0.2
+left=$(ps -e -o pid=,sid=,stat=,args= | awk -v s="$pid" '$2 == s && $3 !~ /^Z/')
+want_rc 143
+[ -z "$left" ] || add "left processes: $(echo "$left" | tr '\n' ';')"
+echo "$left" | awk '{ print $1 }' | xargs -r kill -KILL 2>/dev/null
+grep -q 'No test had run' "$D/INTERRUPTED" 2>/dev/null || add "no INTERRUPTED note in D"
+end "$rc; $(echo "$left" | grep -c .) processes left; $(ls "$D" 2>/dev/null | tr '\n' ' ')"
+
 echo "1..$n"
 echo "# $((n - failed)) passed, $failed failed"
 [ "$failed" = 0 ]
