@@ -469,7 +469,7 @@ class Runner:
     def __init__(self):
         self.work, self.k = None, []
         self.partial = self.cut_short # what an interrupted run keeps
-        self.host_built = False
+        self.host_lock = None
 
     # --- environment, cache -----------------------------------------
     def env(self):
@@ -892,10 +892,12 @@ class Runner:
             if self.list:
                 show(''.join('%s:%s\n' % (p, n) for n in dict.fromkeys(sel)))
 
-    def tree_fresh(self, tree): # nothing of the suite newer than its list
+    def tree_fresh(self, tree): # complete, and nothing of the suite newer than its list
         try:
             t = os.stat(tree + '/kselftest-list.txt').st_mtime
         except OSError:
+            return False
+        if not os.access(tree + '/run_kselftest.sh', os.X_OK):
             return False
         for d in (TOP + '/tools/testing/selftests/perf_events', TOP + '/Makefile'):
             for root, dirs, files in os.walk(d) if os.path.isdir(d) else [('', [], [d])]:
@@ -903,18 +905,31 @@ class Runner:
                     return False
         return True
 
-    def host_tree(self): # build install-host once
-        if self.host_built:
-            return
-        if subprocess.run([M + '/deps.sh', 'build']).returncode:
-            raise Fail('', 2)
-        if not (self.tree_fresh(self.B + '/install-host') and not os.environ.get('KSRC')):
+    def build_tree(self, a): # build/install-A, rebuilt when the suite changed; returns its lock, held shared
+        tree, log = '%s/install-%s' % (self.B, a), '%s/install-%s.log' % (self.B, a)
+        fd = os.open('%s/.install-%s.lock' % (self.B, a), os.O_RDONLY | os.O_CREAT, 0o644)
+        fcntl.flock(fd, fcntl.LOCK_SH) # no run rebuilds a tree while another runs or builds it
+        if self.tree_fresh(tree) and not (a == 'host' and os.environ.get('KSRC')):
+            return fd
+        try: # (a conversion: another run may build it meanwhile)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            err('run_tests.sh: waiting for the other runs of %s to end, to rebuild it' % tree)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        if not self.tree_fresh(tree) or a == 'host' and os.environ.get('KSRC'):
             self.need_cache() # the framework's kernel tree is cached there
-            rc, out = run(['make', '-s', '-C', TOP, 'install-host'], stderr=subprocess.STDOUT)
-            if rc:
-                err('\n'.join(out.splitlines()[-20:]))
-                die('the suite did not build (make install-host)')
-        self.host_built = True
+            with open(log, 'w') as f:
+                if subprocess.run(['make', '-s', '-C', TOP, 'install-' + a], stdout=f, stderr=f).returncode:
+                    err('\n'.join(read(log).splitlines()[-20:]))
+                    die('the suite did not build for %s (make install-%s; see %s)' % (a, a, log))
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        return fd
+
+    def host_tree(self): # build install-host once; its lock held till the run ends
+        if self.host_lock is None:
+            if subprocess.run([M + '/deps.sh', 'build']).returncode:
+                raise Fail('', 2)
+            self.host_lock = self.build_tree('host')
 
     # --- the running kernel -------------------------------------------------
     def host(self):
@@ -1041,19 +1056,11 @@ class Runner:
         tasks = sorted({k[1] for k in o.k})
         if o.suite and len(tasks) != 1:
             die('--suite holds one architecture; these kernels run %s programs' % ' '.join(tasks))
-        o.tree, o.initrd = {}, {}
+        o.tree, o.initrd, o.locks = {}, {}, []
         for a in tasks: # rebuilt when the suite changed
             o.tree[a] = o.suite or '%s/install-%s' % (o.B, a)
-            if o.suite:
-                continue
-            with open('%s/.install-%s.lock' % (o.B, a), 'w') as lk:
-                fcntl.flock(lk, fcntl.LOCK_EX)
-                if not o.tree_fresh(o.tree[a]):
-                    with open('%s/install-%s.log' % (o.B, a), 'w') as log:
-                        if subprocess.run(['make', '-s', '-C', TOP, 'install-' + a], stdout=subprocess.DEVNULL,
-                                  stderr=log).returncode:
-                            die('the suite did not build for %s (make install-%s; see %s/install-%s.log)'
-                                % (a, a, o.B, a))
+            if not o.suite:
+                o.locks.append(o.build_tree(a))
         if o.selectors:
             for a in tasks:
                 o.select_tests(o.tree[a])
@@ -1068,7 +1075,8 @@ class Runner:
             if p.returncode:
                 die(last_line(p.stderr, 'initramfs|apt-fetch') or 'cannot build the %s initramfs' % a)
             o.initrd[a] = p.stdout.rstrip('\n')
-        fcntl.flock(o.cache_fd, fcntl.LOCK_UN)
+        for fd in [o.cache_fd] + o.locks: # the guests run from the initramfs
+            os.close(fd)
         # the selection on the guest's command line: perf_abi.test=PROG[:OPT,ARG,...]
         o.gappend = o.append + ''.join(' perf_abi.test=' + p + (':' + ','.join(' '.join(o.args[p]).split())
                                       if o.args.get(p) else '') for p in o.progs)

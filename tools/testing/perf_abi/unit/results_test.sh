@@ -25,6 +25,7 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
+real_cache=${PERF_ABI_CACHE:-${HOME:-/nonexistent}/.cache/perf-abi}	# for host builds (the framework's tree)
 export PERF_ABI_CACHE="$tmp/cache"
 export QEMU_X86_64="$here/fake_qemu.sh"
 export FAKE_QEMU_PIDS="$tmp/io/pids"
@@ -759,6 +760,35 @@ want_rc 143
 echo "$left" | awk '{ print $1 }' | xargs -r kill -KILL 2>/dev/null
 grep -q 'No test had run' "$D/INTERRUPTED" 2>/dev/null || add "no INTERRUPTED note in D"
 end "$rc; $(echo "$left" | grep -c .) processes left; $(ls "$D" 2>/dev/null | tr '\n' ' ')"
+
+# 41.1 Three host runs at once after the suite changed: one rebuilds it,
+# under the lock a guest's build takes, the others wait; none runs a tree
+# being rebuilt.  (Their exit: that of a run alone.)
+if [ -x "$build/install-host/run_kselftest.sh" ]; then
+	begin "41.1 three host runs at once after the suite changed" \
+		"install-host older than the suite; -t mmap_page three at once" "each the exit of a run alone"
+	export PERF_ABI_CACHE="$real_cache"
+	rt_run -- -t mmap_page -o "$s/x/0"
+	alone=$rc
+	touch -d 2000-01-01 "$build/install-host/kselftest-list.txt"
+	for i in 1 2 3; do
+		"$rt" -t mmap_page -o "$s/x/$i" >/dev/null 2>"$io/e$i" </dev/null & p[i]=$!
+	done
+	exits=
+	for i in 1 2 3; do
+		rc=0
+		wait "${p[i]}" || rc=$?
+		exits="$exits $rc"
+		[ "$rc" = "$alone" ] || add "run $i: exit $rc: $(grep -v '^    |' "$io/e$i" | tail -n 1)"
+	done
+	cat "$io"/e[123] > "$io/stderr"
+	export PERF_ABI_CACHE="$tmp/cache"
+	rc=$alone
+	end "alone $alone, at once$exits"
+	rm -rf "$s/x"
+else
+	skip "41.1 three host runs at once" "-t mmap_page three at once" "the suite is not built (make install-host)"
+fi
 
 echo "1..$n"
 echo "# $((n - failed)) passed, $failed failed"
