@@ -128,7 +128,8 @@ import ctypes, fcntl, fnmatch, os, pwd, re, shutil, signal, stat, subprocess, sy
 TOP = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../../..'))
 M = TOP + '/tools/testing/perf_abi'
 CNTRL = re.compile('[\x00-\x1f\x7f]')
-PY = [sys.executable, '-S'] # ktap.py, flips.py: stdlib only, as this program (run_tests.sh)
+PY = [os.readlink('/proc/self/exe'), '-S'] # ktap.py, flips.py: stdlib only, as this program (sys.executable
+# is '' without PATH: env -i)
 
 
 class Fail(Exception): # exit STATUS with MSG on stderr
@@ -478,12 +479,16 @@ class Runner:
                 del os.environ[v]
         if not os.environ.get('HOME'):
             os.environ['HOME'] = pwd.getpwuid(os.getuid()).pw_dir
+        os.environ.setdefault('PATH', '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin') # env -i
         self.cache_from_home = not os.environ.get('PERF_ABI_CACHE')
         if self.cache_from_home:
             if not os.environ['HOME']:
                 die('neither PERF_ABI_CACHE nor HOME is set (PERF_ABI_CACHE: where kernels are cached)')
             os.environ['PERF_ABI_CACHE'] = os.environ['HOME'] + '/.cache/perf-abi'
-        self.cache = os.path.join(os.getcwd(), os.environ['PERF_ABI_CACHE'])
+        try:
+            self.cache = os.path.join(os.getcwd(), os.environ['PERF_ABI_CACHE'])
+        except FileNotFoundError:
+            die('the current directory was deleted: cd into one that exists')
         os.environ['PERF_ABI_CACHE'] = self.cache
         ba = os.environ.get('PERF_ABI_BOOT_ALLOWANCE', '')
         if ba and not re.fullmatch('[1-9][0-9]{0,4}', ba):
@@ -1041,8 +1046,8 @@ class Runner:
             o.k.append([a, t, l, path])
         if o.label:
             o.k[0][2] = o.label
-        for k in o.k: # labels name files beside the reports: never one of theirs
-            k[2] = 'report-kernel' if k[2] == 'report' else k[2]
+        for k in o.k: # labels name files beside the reports: never one of theirs, 100 bytes at most
+            k[2] = 'report-kernel' if k[2] == 'report' else os.fsdecode(os.fsencode(k[2])[:100])
         if o.mode == 'compare' and o.k[0][2] == o.k[1][2]:
             o.k[0][2] += '-old'
             o.k[1][2] += '-new'
@@ -1132,6 +1137,8 @@ class Runner:
         boot, s = int(self.boot_for(a)), 0
         for d, _ in tree_progs(self.tree[t]):
             m_ = re.search('^timeout=(.*)$', read('%s/%s/settings' % (self.tree[t], d)), re.M)
+            if m_ and m_.group(1) and not re.fullmatch('[0-9]{1,6}', m_.group(1)):
+                die('%s/%s/settings: timeout=%s is not a number of seconds' % (self.tree[t], d, m_.group(1)))
             s += int(m_.group(1)) if m_ and m_.group(1) else 45
         x = ' x %d cells' % self.ncells if self.ncells != 1 else ''
         return boot + s * self.ncells, 'boot allowance %ds + settings timeouts %ds%s' % (boot, s, x)
@@ -1379,8 +1386,12 @@ def main():
                 r.partial(name, rc)
         except Exception:
             pass
+    except Exception as e: # an internal error: one line, a setup problem
+        err('run_tests.sh: cannot go on: %s: %s' % (type(e).__name__, e))
+        rc = 2
     finally:
         hold_signals()
+        stop_all() # (a guest still running when the run failed)
         if r.work:
             shutil.rmtree(r.work, ignore_errors=True)
         out_undo()

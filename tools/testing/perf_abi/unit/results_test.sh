@@ -790,6 +790,48 @@ else
 	skip "41.1 three host runs at once" "-t mmap_page three at once" "the suite is not built (make install-host)"
 fi
 
+# 41.4 env -i, as cron runs it: no PATH, so Python's sys.executable is
+# '' (ktap.py could not start: a traceback, the results deleted).
+if [ -x "$build/install-host/run_kselftest.sh" ]; then
+	begin "41.4 env -i ./run_tests.sh -t mmap_page -o D" "env -i run_tests.sh -t mmap_page -o D" \
+		"the exit its KTAP gives; D/summary.json"
+	rc=0
+	env -i "$rt" -t mmap_page -o "$D" >"$io/stdout" 2>"$io/stderr" </dev/null || rc=$?
+	krc=0
+	python3 "$top/tools/testing/perf_abi/lib/ktap.py" summary "$D/host.ktap" >/dev/null 2>&1 || krc=$?
+	[ -s "$D/summary.json" ] || add "no D/summary.json"
+	want_rc "$krc"
+	end "$rc; $(first_err)"
+else
+	skip "41.4 env -i ./run_tests.sh" "env -i run_tests.sh -t mmap_page -o D" "the suite is not built (make install-host)"
+fi
+
+# 41.9 Internal errors: one line and exit 2, not a traceback and exit 1
+# (the help's "a test failed").
+mkdir "$io/gone"
+begin "41.9 the working directory deleted" "cd gone; rmdir ../gone; --kernel K" "2; one line"
+rc=0
+(cd "$io/gone" && rmdir "$io/gone" && exec "$rt" --kernel "$bz" --suite "$suite" -o "$D" \
+	>"$io/stdout" 2>"$io/stderr" </dev/null) || rc=$?
+want_rc 2
+want_err '^run_tests.sh: the current directory was deleted'
+end "$rc; $(first_err)"
+
+cp -r "$suite" "$tmp/suite-abc"
+echo 'timeout=abc' > "$tmp/suite-abc/perf_events/settings"
+refusal "41.9 timeout=abc in a suite's settings" "--suite S (S/perf_events/settings: timeout=abc)" \
+	'settings: timeout=abc is not a number of seconds' --kernel "$bz" --suite "$tmp/suite-abc" -o "$D"
+rm -rf "$tmp/suite-abc"
+
+long=$tmp/img/$(head -c 250 /dev/zero | tr '\0' k)
+cp "$bz" "$long"
+begin "41.9 a kernel named by 250 bytes" "--kernel k...k (250 bytes)" "0; its label cut to 100 bytes"
+rt_run -- --kernel "$long" --suite "$suite" -o "$D"
+want_rc 0
+[ -s "$D/$(head -c 100 /dev/zero | tr '\0' k).ktap" ] || add "no D/k...k.ktap (100 bytes)"
+end "$rc; $(ls "$D" | grep -c '^kkk') files of the kernel"
+rm -f "$long"
+
 echo "1..$n"
 echo "# $((n - failed)) passed, $failed failed"
 [ "$failed" = 0 ]
