@@ -56,6 +56,7 @@ by the release string in its image, +i386 or +armhf after it for compat:):
                       --jobs at a time, and print a kernel x program table
       --compare OLD NEW  run both, print only the tests whose verdict
                       differs (regressions first); exit 1 if one regressed
+                      or NEW has a problem OLD has not (a kernel splat)
       --list-kernels [PATTERN]  the Debian kernels apt knows, by line,
                       newest first, with their suite (PATTERN: a regex
                       on VERSION-FLAVOUR, e.g. cloud-amd64)
@@ -118,8 +119,8 @@ start, an unwritable output or cache); 3 a kernel did not boot, panicked,
 oopsed, hung or lost its end marker; 130, 143, 129 interrupted by SIGINT,
 SIGTERM, SIGHUP (what finished is kept in the run's directory, with a
 file INTERRUPTED).
---matrix: 2, else 3, else 1, else 0 over all kernels.  --compare: 2, 3,
-else 1 if a test regressed, else 0.  The output directory, side files,
+--matrix: 2, else 3, else 1, else 4, else 0 over all kernels.  --compare:
+2, 3, else 1 if a test regressed or NEW has a new problem, else 0.  The output directory, side files,
 locks: tools/testing/perf_abi/lib/RUNNER.md.
 '''
 
@@ -989,7 +990,8 @@ class Runner:
         u = os.uname()
         write(out + '/manifest.tsv', 'host\t%s\trunning kernel %s\thost.ktap\tok\t%.1f\t%d\t\n' % (u.machine, u.release, t1, grc))
         o.report(out)
-        rc, summary = run(PY + [M + '/lib/ktap.py', 'summary', out + '/host.ktap', 'perf_events on ' + u.release])
+        rc, summary = run(PY + [M + '/lib/ktap.py', 'summary', out + '/host.ktap', 'perf_events on ' + u.release,
+                                '--rc', str(grc)])
         if o.repeat != 1:
             os.mkdir(out + '/repeat')
             for i, f in enumerate(done):
@@ -999,15 +1001,10 @@ class Runner:
             write(out + '/flips.txt', flips)
             rc = o.flipped(rc, frc)
             rc = 2 if frc > 1 else rc
-        grc_bad = grc not in (0, 4) and rc != 1
-        if grc_bad and rc != 2:
-            rc = 1
         rc = o.finish(rc, out + '/host.ktap')
         if o.repeat != 1:
             show(read(o.rundir + '/flips.txt'))
         show(summary)
-        if grc_bad:
-            err('run_tests.sh: the kselftest runner exited %d' % grc)
         err('run_tests.sh: reports in %s' % o.rundir)
         return rc
 
@@ -1279,30 +1276,27 @@ class Runner:
     def verdict(self, out, setup_err, msgs, flips_rc):
         o = self
         rd, k0 = o.rundir, o.k[0]
+        rows = [x.split('\t') for x in read(out + '/manifest.tsv').splitlines() if not x.startswith('#')]
+        last = [] # (a kernel that broke: its line the last)
         if o.mode == 'kernel':
-            l = k0[2]
-            row = read(out + '/manifest.tsv').split('\n')[0].split('\t')
+            l, row = k0[2], rows[0]
             o.report(out)
-            rc, broke, grc_bad, summary = 0, '', False, ''
+            rc, broke, summary = 0, '', ''
             if setup_err:
                 rc, broke = 2, 'qemu did not start'
             elif row[4] != 'ok':
                 rc, broke = 3, row[7] or 'did not boot'
             else:
                 rc, summary = run(PY + [M + '/lib/ktap.py', 'summary', '%s/%s.ktap' % (out, l),
-                           'perf_events on %s (%s guest)' % (l, k0[0])])
-                grc_bad = row[6] not in ('0', '4') and rc != 1
-                rc = o.flipped(1 if grc_bad else rc, flips_rc)
+                           'perf_events on %s (%s guest)' % (l, k0[0])] + (['--rc', row[6]] if row[6] else []))
+                rc = o.flipped(rc, flips_rc)
             rc = o.finish(2 if msgs else rc, '%s/%s.ktap' % (out, l))
             if broke:
-                err('perf_events on %s (%s guest): %s' % (l, k0[0], broke))
+                last = ['perf_events on %s (%s guest): %s' % (l, k0[0], broke)]
             else:
                 show(read('%s/%s.ktap' % (rd, l)) if o.repeat == 1 else read(rd + '/flips.txt'))
                 show(summary)
-                if grc_bad:
-                    err("run_tests.sh: the guest's kselftest runner exited %s" % row[6])
         elif o.mode == 'matrix':
-            rows = [x.split('\t') for x in read(out + '/manifest.tsv').splitlines() if not x.startswith('#')]
             rc, table = o.report(out, '--table')
             grc = ["run_tests.sh: %s: the guest's kselftest runner exited %s" % (x[0], x[6]) for x in rows
                    if x[4] == 'ok' and x[6] not in ('', '0', '4')]
@@ -1312,7 +1306,7 @@ class Runner:
             show(table)
             if o.repeat != 1:
                 show(read(rd + '/flips.txt'))
-            msgs = grc + msgs + ['run_tests.sh: reports in ' + rd]
+            msgs = grc + msgs
         else:
             rc, _ = o.report(out)
             cmp = ''
@@ -1321,10 +1315,10 @@ class Runner:
             elif rc not in (2, 3):
                 a, b = o.k[0][2], o.k[1][2]
                 rc, cmp = run(PY + [M + '/lib/ktap.py', 'compare', '%s/%s.ktap' % (out, a),
-                           '%s/%s.ktap' % (out, b), a, b, o.specs[0], o.specs[1]])
+                           '%s/%s.ktap' % (out, b), a, b, o.specs[0], o.specs[1], '--rc', rows[0][6], rows[1][6]])
             rc = o.finish(2 if msgs else rc, out + '/report.ktap')
             show(cmp)
-        for x in msgs:
+        for x in msgs + ['run_tests.sh: reports in ' + rd] + last:
             err(x)
         return rc
 

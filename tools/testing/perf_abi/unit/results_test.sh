@@ -790,6 +790,37 @@ else
 	skip "41.1 three host runs at once" "-t mmap_page three at once" "the suite is not built (make install-host)"
 fi
 
+# 41.2 --compare sees a problem of the new kernel that is no verdict: a
+# kernel splat (report.ktap and summary.json record it).
+cp "$bz" "$tmp/img/fast-old"
+cp "$bz" "$tmp/img/fast-new"
+begin "41.2 --compare where only the new kernel splats" "--compare old new (new: a WARNING splat)" \
+	"1; the splat named on stdout"
+rt_run FAKE_QEMU_SPLAT=new -- --compare "$tmp/img/fast-old" "$tmp/img/fast-new" --suite "$suite" -o "$D"
+want_rc 1
+grep -q '^fast-new: kernel splat .*WARNING' "$io/stdout" || add "stdout does not name the splat"
+want_err "^run_tests.sh: reports in $D\$"
+end "$rc; $(grep -c 'kernel splat' "$io/stdout") splat lines"
+
+# 41.3 A guest runner's exit that contradicts its passing KTAP (4: all
+# skipped; 137: killed): exit, stdout and summary.json agree, a failure.
+for grc in 4 137; do
+	begin "41.3 a guest runner that exits $grc over passing tests" "--kernel K, the guest's run_kselftest.sh exits $grc" \
+		"1; summary.json exit 1; an error line on stdout"
+	rt_run FAKE_QEMU_RC=$grc -- --kernel "$bz" --suite "$suite" -o "$D"
+	want_rc 1
+	grep -q '^ "exit": 1$' "$D/summary.json" 2>/dev/null || add "summary.json's exit: $(grep '^ "exit"' "$D/summary.json")"
+	grep -q "error: the .*runner exited $grc" "$io/stdout" || add "no error line on stdout"
+	end "$rc; $(tail -n 1 "$io/stdout" | sed 's/.*: //')"
+done
+
+# Smaller: a matrix where every test skipped exits 4, as one kernel does.
+printf '%s\n' "$tmp/img/fast-old" "$tmp/img/fast-new" > "$io/skip.list"
+begin "41.s a --matrix where every test skipped" "--matrix (two kernels) --cells user@3, all skip" "4"
+rt_run FAKE_QEMU_MODE=cells -- --matrix "$io/skip.list" --cells user@3 --suite "$suite" -o "$D"
+want_rc 4
+end "$rc"
+
 # 41.4 env -i, as cron runs it: no PATH, so Python's sys.executable is
 # '' (ktap.py could not start: a traceback, the results deleted).
 if [ -x "$build/install-host/run_kselftest.sh" ]; then
