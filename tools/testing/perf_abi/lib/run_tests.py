@@ -406,13 +406,15 @@ def out_publish(src, complete): # the reports copied in; latest moved when compl
         if os.path.lexists(latest) and not os.path.islink(latest):
             err('run_tests.sh: %s is not a symlink of run_tests.sh: left as it is' % latest)
         else:
-            tmp = Out.runs + '/.latest.' + name
-            try:
+            tmp = '%s/.latest.%d.%s' % (Out.runs, os.getpid(), name)
+            try: # (never a file or folder of the user's by that name)
                 os.symlink(name, tmp)
-                os.rename(tmp, latest)
-            except OSError:
-                if os.path.lexists(tmp):
+                try:
+                    os.rename(tmp, latest)
+                except OSError:
                     os.unlink(tmp)
+            except OSError as e:
+                err('run_tests.sh: %s not moved: %s' % (latest, e.strerror))
     Out.made, Out.wrote, Out.claimed = [], [], None
     return True
 

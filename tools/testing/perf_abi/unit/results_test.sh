@@ -814,6 +814,26 @@ for grc in 4 137; do
 	end "$rc; $(tail -n 1 "$io/stdout" | sed 's/.*: //')"
 done
 
+# 41.5 A user's .latest.<the run's name> in a non-empty -o, a folder or
+# a file (the runner staged latest there: it unlinked it, a traceback,
+# the finished run deleted).
+mkdir -p "$D"
+echo mine > "$D/notes"
+t0=$(date +%s)
+for i in 0 1 2 3 4 5 6 7 8 9; do
+	name=.latest.bzImage-$(date -u -d "@$((t0 + i))" +%Y%m%dT%H%M%SZ)
+	if [ $((i % 2)) = 0 ]; then mkdir "$D/$name" && echo mine > "$D/$name/f"; else echo mine > "$D/$name"; fi
+done
+{ kept "$D"; find "$D" -path "$D/.latest.*" -printf '%p %s %T@\n' | sort; } > "$io/d.before"
+begin "41.5 a user's .latest.<run> folder or file in -o" "-o D holding .latest.bzImage-<each of the next 10 s>" \
+	"0; D/latest the new run; the user's files as they were"
+rt_run -- --kernel "$bz" --suite "$suite" -o "$D"
+want_rc 0
+{ kept "$D"; find "$D" -path "$D/.latest.*" -printf '%p %s %T@\n' | sort; } | cmp -s - "$io/d.before" ||
+	add "D's files changed"
+[ -s "$D/latest/summary.json" ] || add "no D/latest/summary.json"
+end "$rc; $(find "$D" -path "$D/.latest.*" | wc -l) .latest.* entries"
+
 # Smaller: a matrix where every test skipped exits 4, as one kernel does.
 printf '%s\n' "$tmp/img/fast-old" "$tmp/img/fast-new" > "$io/skip.list"
 begin "41.s a --matrix where every test skipped" "--matrix (two kernels) --cells user@3, all skip" "4"
