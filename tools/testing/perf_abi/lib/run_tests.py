@@ -116,12 +116,12 @@ Exit status: 0 all passed, 1 a test failed (or, with --repeat, a verdict
 changed), 4 every test skipped -- these three as kselftest's runner;
 2 bad usage or a setup problem (a missing package, qemu that does not
 start, an unwritable output or cache); 3 a kernel did not boot, panicked,
-oopsed, hung or lost its end marker; 130, 143, 129 interrupted by SIGINT,
-SIGTERM, SIGHUP (what finished is kept in the run's directory, with a
-file INTERRUPTED).
+oopsed, hung or lost its end marker; 128 + N interrupted by signal N
+(130 SIGINT, 143 SIGTERM, 129 SIGHUP; what finished is kept in the run's
+directory, with a file INTERRUPTED).
 --matrix: 2, else 3, else 1, else 4, else 0 over all kernels.  --compare:
-2, 3, else 1 if a test regressed or NEW has a new problem, else 0.  The output directory, side files,
-locks: tools/testing/perf_abi/lib/RUNNER.md.
+2, 3, else 1 if a test regressed or NEW has a new problem, else 0.  The
+output directory, side files, locks: tools/testing/perf_abi/lib/RUNNER.md.
 '''
 
 import ctypes, fcntl, fnmatch, os, pwd, re, shutil, signal, stat, subprocess, sys, tempfile, time
@@ -313,7 +313,7 @@ class Out:
     claimed = None # the run's directory, once locked and ours
     wrote = [] # names this run copied into it
     runs = None # DIR when the run is a new DIR/<label>-<time>
-    fd = None
+    fd = work = None
 
 
 def out_check(d): # why D cannot be the run's, or None
@@ -367,6 +367,7 @@ def out_claim(d, label): # make the run's directory and lock it
     if os.listdir(d):
         die('--output: %s is not empty: give a new or empty directory' % d)
     Out.claimed = d
+    write(Out.work + '/made', ''.join(p + '\n' for p in Out.made)) # for sweep(), if the run is killed
     return d
 
 
@@ -461,7 +462,35 @@ def on_signal(n, _):
     raise Interrupted(n)
 
 
-SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2,
+           signal.SIGALRM) # exit 128 + N
+LIBC = ctypes.CDLL(None)
+
+
+def with_us(): # a child gets SIGTERM when the run dies, even by SIGKILL (PR_SET_PDEATHSIG)
+    LIBC.prctl(1, signal.SIGTERM, 0, 0, 0)
+
+
+def sweep(vm): # the work directories of runs that died (SIGKILL): unlocked; the empty directories they made
+    for d in [vm + '/' + x for x in os.listdir(vm) if x.startswith('run.')]:
+        try:
+            if time.time() - os.stat(d).st_ctime > 5 and lock_nb(d):
+                for p in reversed(read(d + '/made').splitlines()):
+                    if lock_nb(p): # (not a live run's)
+                        os.rmdir(p)
+                shutil.rmtree(d)
+        except OSError:
+            pass
+
+
+def lock_nb(d): # an flock on D, or False; held till the run ends
+    fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return fd
+    except OSError:
+        os.close(fd)
+        return False
 
 
 def hold_signals(): # the run has ended: the exit stays the results'
@@ -976,7 +1005,8 @@ class Runner:
             f = '%s/host.%d.ktap' % (o.work, r)
             done.append(f)
             with open(f, 'wb') as k:
-                p = subprocess.Popen(cmd, cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                p = subprocess.Popen(cmd, cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     preexec_fn=with_us)
                 for chunk in iter(lambda: os.read(p.stdout.fileno(), 65536), b''):
                     k.write(chunk)
                     k.flush()
@@ -1161,7 +1191,7 @@ class Runner:
                 ['--limit', str(limit), '--limit-why', why, '--boot-limit', o.boot_for(a),
                  '--append', o.gappend + live, a, path, o.initrd[t], '%s/%s' % (d, l)]
             with open('%s/%s.err' % (d, l), 'w') as e:
-                running[subprocess.Popen(cmd, stderr=e)] = (i, r, time.time())
+                running[subprocess.Popen(cmd, stderr=e, preexec_fn=with_us)] = (i, r, time.time())
 
         def ended(p):
             i, r, t0 = running.pop(p)
@@ -1333,7 +1363,9 @@ class Runner:
         self.sel_progs()
         try:
             os.makedirs(self.B + '/vm', exist_ok=True)
-            self.work = tempfile.mkdtemp(prefix='run.', dir=self.B + '/vm')
+            sweep(self.B + '/vm')
+            Out.work = self.work = tempfile.mkdtemp(prefix='run.', dir=self.B + '/vm')
+            lock_nb(self.work)
         except OSError:
             die('cannot write the build tree %s' % self.B)
         return self.host() if self.mode == 'host' else self.kernels()
@@ -1361,10 +1393,7 @@ def main():
             os.set_inheritable(fd, True)
     for s in SIGNALS:
         signal.signal(s, on_signal)
-    try: # PR_SET_CHILD_SUBREAPER: what a killed child leaves comes back to the run, for stop_all
-        ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
+    LIBC.prctl(36, 1, 0, 0, 0) # PR_SET_CHILD_SUBREAPER: what a killed child leaves comes back to stop_all
     r, rc = Runner(), 2
     try:
         rc = r.main(sys.argv[1:])
@@ -1373,8 +1402,7 @@ def main():
             err('run_tests.sh: ' + f.msg)
         rc = f.status
     except Interrupted as i:
-        name = signal.Signals(i.args[0]).name
-        rc = {'SIGINT': 130, 'SIGTERM': 143, 'SIGHUP': 129}[name]
+        name, rc = signal.Signals(i.args[0]).name, 128 + i.args[0]
         stop_all()
         err('run_tests.sh: interrupted by ' + name)
         try:

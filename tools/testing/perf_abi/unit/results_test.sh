@@ -834,6 +834,46 @@ want_rc 0
 [ -s "$D/latest/summary.json" ] || add "no D/latest/summary.json"
 end "$rc; $(find "$D" -path "$D/.latest.*" | wc -l) .latest.* entries"
 
+# 41.10 Nothing outlives a killed run (CI's job timeouts end with
+# SIGKILL): the guest's boot.sh and qemu end with it; the next run sweeps
+# what it left (its build/vm/run.*, the empty -o it made), by its lock.
+begin "41.10 SIGKILL of the runner while a guest runs" "--kernel K -o D, SIGKILL; then another run" \
+	"no process of the run within 10 s; run.* and D gone after the next run"
+export FAKE_QEMU_SLEEP=30
+start --kernel "$bz" --suite "$suite" -o "$D"
+wait_qemu || add "no fake qemu started"
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+for ((i = 0; i < 100; i++)); do
+	left=$(ps -e -o pid=,sid=,stat=,args= | awk -v s="$pid" '$2 == s && $3 !~ /^Z/')
+	[ -z "$left" ] && break
+	sleep 0.1
+done
+unset FAKE_QEMU_SLEEP
+[ -z "$left" ] || add "left after 10 s: $(echo "$left" | awk '{ $2 = $3 = ""; print }' | tr '\n' ';')"
+echo "$left" | awk '{ print $1 }' | xargs -r kill -KILL 2>/dev/null
+sleep 6	# (a work directory younger than 5 s is never swept)
+rt_run -- --kernel "$bz" --suite "$suite" -o "$s/x"
+[ "$rc" = 0 ] || add "the next run: exit $rc"
+rm -rf "$s/x"
+[ ! -e "$D" ] || add "D left: $(ls -A "$D" | tr '\n' ' ')"
+rc=137
+end "137; $(echo "$left" | grep -c .) processes left; D $([ -e "$D" ] && echo left || echo swept)"
+
+for sig in QUIT USR1 ALRM; do
+	begin "41.10 SIG$sig while a guest runs" "--kernel K -o D, SIG$sig" "128+N; INTERRUPTED; nothing left"
+	export FAKE_QEMU_SLEEP=30
+	start --kernel "$bz" --suite "$suite" -o "$D"
+	wait_qemu || add "no fake qemu started"
+	kill -$sig "$pid"
+	rc=0
+	wait "$pid" || rc=$?
+	unset FAKE_QEMU_SLEEP
+	want_rc $((128 + $(kill -l $sig)))
+	[ -f "$D/INTERRUPTED" ] || add "no INTERRUPTED"
+	end "$rc"
+done
+
 # Smaller: a matrix where every test skipped exits 4, as one kernel does.
 printf '%s\n' "$tmp/img/fast-old" "$tmp/img/fast-new" > "$io/skip.list"
 begin "41.s a --matrix where every test skipped" "--matrix (two kernels) --cells user@3, all skip" "4"
