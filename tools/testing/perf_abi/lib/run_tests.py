@@ -807,6 +807,17 @@ class Runner:
         e = out_check(o.final)
         if e:
             die('--output: ' + e)
+        rc, names = run(['git', '-C', TOP, 'ls-files', '-z'], stderr=subprocess.DEVNULL)
+        names = [n for n in names.split('\0') if n] if rc == 0 else ['run_tests.sh', 'Makefile', 'README', 'tools/']
+        ours = {TOP + '/' + n.split('/')[0] for n in names} | {TOP + '/.git', o.B} # the repository, its build tree
+        inodes = set()
+        for n in names:
+            try:
+                inodes.add(os.stat(TOP + '/' + n)[1:3])
+            except OSError:
+                pass
+        if o.final == TOP or any((o.final + '/').startswith(x + '/') for x in ours - {o.B}):
+            die('--output: %s is in the source tree; give a directory outside it, or a new one in %s' % (o.final, TOP))
         seen = []
         for opt, f in (('--log', o.log), ('--ktap', o.ktap_out), ('--junit', o.junit_out)):
             if not f:
@@ -814,9 +825,15 @@ class Runner:
             r = os.path.realpath(f)
             if (r + '/').startswith(o.final + '/'):
                 die('%s: %s is in the output directory %s, which holds the reports' % (opt, f, o.final))
-            if (r + '/').startswith(TOP + '/tools/') or r in ['%s/%s' % (TOP, x) for x in
-                                     ('run_tests.sh', 'Makefile', 'README')]:
-                die('%s: %s is a file of this project' % (opt, f))
+            if any((r + '/').startswith(x + '/') for x in ours) or os.path.exists(r) and os.stat(r)[1:3] in inodes:
+                die('%s: %s is a file of this project (its repository or build tree)' % (opt, f))
+            try: # a live run holds an flock on its directory
+                fd = lock_nb(os.path.dirname(r)) if os.path.isdir(os.path.dirname(r)) else None
+            except OSError:
+                fd = None
+            if fd is False:
+                die("%s: %s is in the directory of another run" % (opt, f))
+            fd and os.close(fd)
             if r in seen and not (os.path.exists(r) and stat.S_ISCHR(os.stat(r).st_mode)):
                 die('%s: %s is another side file too (-l, --ktap, --junit: one file each)' % (opt, f))
             seen.append(r)

@@ -874,6 +874,25 @@ for sig in QUIT USR1 ALRM; do
 	end "$rc"
 done
 
+# 41.6 A side file is never a file of the repository, of its build tree
+# or of a live run; -o is never in the source tree.
+ln "$rt" "$io/rt-link"
+mkdir -p "$io/live"
+(exec 9<"$io/live" && flock 9 && exec sleep 60) & holder=$!
+sleep 0.3
+for c in "-o $top/tools/testing/perf_abi/out" "-o $top" "--junit $io/live/junit.xml" "--ktap $top/config" \
+	"--junit $top/.gitignore" "--junit $top/.ci/run" "--ktap $top/.git/description" \
+	"--junit $build/install-host/run_kselftest.sh" "--junit $io/rt-link"; do
+	read -r opt f <<<"$c"
+	sum=$(cat "$f" 2>/dev/null | md5sum)
+	refusal "41.6 $opt ${f#"$top"/}" "$opt ${f#"$tmp"/}" \
+		'of this project|of another run|in the source tree|no directory' --kernel "$bz" --suite "$suite" $([ "$opt" = -o ] || echo -o "$D") "$opt" "$f"
+	[ "$(cat "$f" 2>/dev/null | md5sum)" = "$sum" ] || echo "# $f CHANGED"
+done
+kill "$holder" 2>/dev/null
+wait "$holder" 2>/dev/null
+rm -rf "$io/rt-link" "$io/live"
+
 # Smaller: a matrix where every test skipped exits 4, as one kernel does.
 printf '%s\n' "$tmp/img/fast-old" "$tmp/img/fast-new" > "$io/skip.list"
 begin "41.s a --matrix where every test skipped" "--matrix (two kernels) --cells user@3, all skip" "4"
