@@ -893,6 +893,27 @@ kill "$holder" 2>/dev/null
 wait "$holder" 2>/dev/null
 rm -rf "$io/rt-link" "$io/live"
 
+# 41.7 --lava-job, two kernels, a stdout that cannot be written: the job
+# set complete, exit 0 (main: >/dev/full exit 1 and every job removed;
+# | true exit 141 and half a job set).  (The user's cache: install-x86_64
+# builds from the framework's tree.)
+for out in /dev/full '| true'; do
+	begin "41.7 --lava-job D, two kernels, stdout $out" "--lava-job D --kernel K --kernel K2 $out" \
+		"0; D/bzImage.yaml, D/fast-new.yaml"
+	rc=0
+	if [ "$out" = /dev/full ]; then
+		PERF_ABI_CACHE="$real_cache" "$rt" --lava-job "$D" --kernel "$bz" --kernel "$tmp/img/fast-new" \
+			>/dev/full 2>"$io/stderr" </dev/null || rc=$?
+	else
+		PERF_ABI_CACHE="$real_cache" "$rt" --lava-job "$D" --kernel "$bz" --kernel "$tmp/img/fast-new" \
+			2>"$io/stderr" </dev/null | true
+		rc=${PIPESTATUS[0]}
+	fi
+	want_rc 0
+	[ -s "$D/bzImage.yaml" ] && [ -s "$D/fast-new.yaml" ] || add "D: $(ls "$D" 2>/dev/null | tr '\n' ' ')"
+	end "$rc; $(ls "$D" 2>/dev/null | grep -c 'yaml$') yaml files"
+done
+
 # Smaller: a matrix where every test skipped exits 4, as one kernel does.
 printf '%s\n' "$tmp/img/fast-old" "$tmp/img/fast-new" > "$io/skip.list"
 begin "41.s a --matrix where every test skipped" "--matrix (two kernels) --cells user@3, all skip" "4"
