@@ -450,7 +450,7 @@ def load_manifest(path):
     import os
     base = os.path.dirname(os.path.abspath(path))
     entries = []
-    with open(path, errors='replace') as f:
+    with open(path, errors='surrogateescape') as f: # file names as they are
         for line in f:
             line = line.rstrip('\n')
             if not line or line.startswith('#'):
@@ -667,7 +667,8 @@ def render_junit(entries):
                % (all_t, all_f, all_s))
     out.extend(suites)
     out.append('</testsuites>')
-    return '\n'.join(out) + '\n'
+    # no XML 1.0 document holds a control byte (NUL, ESC...) or a lone surrogate
+    return re.sub('[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff]', '?', '\n'.join(out) + '\n')
 
 
 def render_ktap(entries, collection='vm'):

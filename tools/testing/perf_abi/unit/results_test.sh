@@ -914,6 +914,29 @@ for out in /dev/full '| true'; do
 	end "$rc; $(ls "$D" 2>/dev/null | grep -c 'yaml$') yaml files"
 done
 
+# 41.8 A kernel whose file name holds a non-UTF-8 byte: its KTAP is
+# read (main: the reports said "no KTAP log", not ok exit=3, while the
+# run said 1 passed; a matrix exited 3).
+printf '%s\n' "$bz_ff" > "$io/ff.list"
+for mode in --kernel --matrix; do
+	begin "41.8 $mode of a kernel named ff<0xff>bzImage" "$mode 'ff<0xff>bzImage'" "0; the reports read its KTAP"
+	rt_run -- $mode "$([ $mode = --kernel ] && echo "$bz_ff" || echo "$io/ff.list")" --suite "$suite" -o "$D"
+	want_rc 0
+	grep -q 'no KTAP log' "$D/summary.json" "$D/report.ktap" 2>/dev/null && add "the reports say: no KTAP log"
+	grep -q '"result": "pass"' "$D/summary.json" 2>/dev/null || add "summary.json: no pass"
+	end "$rc; $(grep -o '"result": "[a-zA-Z ]*"' "$D/summary.json" 2>/dev/null | head -n 1)"
+done
+
+# 41.8 JUnit stays well-formed XML when a test's name or log line holds
+# NUL, ESC or another control byte.
+printf 'TAP version 13\n1..1\n# selftests: perf_events: p\n# TAP version 13\n# 1..1\n# # log \033[31mred\000 \001\n# not ok 1 global.t\033x # bad\nnot ok 1 selftests: perf_events: p\n' > "$io/ctl.ktap"
+begin "41.8 control bytes in a KTAP, JUnit" "ktap.py summary K --junit J (ESC, NUL, SOH in a log line and a name)" "junit.xml well-formed"
+rc=0
+python3 "$top/tools/testing/perf_abi/lib/ktap.py" summary "$io/ctl.ktap" x --junit "$io/ctl.xml" >/dev/null 2>"$io/stderr" || rc=$?
+want_rc 1
+python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$io/ctl.xml" 2>/dev/null || add "junit.xml is not well-formed"
+end "$rc"
+
 # Smaller: a matrix where every test skipped exits 4, as one kernel does.
 printf '%s\n' "$tmp/img/fast-old" "$tmp/img/fast-new" > "$io/skip.list"
 begin "41.s a --matrix where every test skipped" "--matrix (two kernels) --cells user@3, all skip" "4"
