@@ -321,6 +321,8 @@ def parse(text):
         doc_errors.append('KTAP: %s' % bail)
     if not docs:
         doc_errors.append('KTAP: no version line')
+    elif not programs and not doc_errors:
+        doc_errors.append('KTAP: no test program ran (1..0)')
     return {'programs': programs, 'bail': bail,
             'errors': doc_errors + errors, 'doc_errors': doc_errors,
             'splats': []}

@@ -937,6 +937,16 @@ want_rc 1
 python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$io/ctl.xml" 2>/dev/null || add "junit.xml is not well-formed"
 end "$rc"
 
+# Smaller: an empty suite (the kselftest runner's 1..0) fails with an
+# error line, not only "0 programs".
+printf 'TAP version 13\n1..0\n' > "$io/empty.ktap"
+begin "41.s an empty suite's KTAP" "ktap.py summary of 'TAP version 13, 1..0'" "1; an error line"
+rc=0
+python3 "$top/tools/testing/perf_abi/lib/ktap.py" summary "$io/empty.ktap" x >"$io/stdout" 2>"$io/stderr" || rc=$?
+want_rc 1
+grep -q '^x: error: ' "$io/stdout" || add "no error line"
+end "$rc; $(grep -m1 ': error: ' "$io/stdout" | sed 's/.*error: //')"
+
 # Smaller: a matrix where every test skipped exits 4, as one kernel does.
 printf '%s\n' "$tmp/img/fast-old" "$tmp/img/fast-new" > "$io/skip.list"
 begin "41.s a --matrix where every test skipped" "--matrix (two kernels) --cells user@3, all skip" "4"
