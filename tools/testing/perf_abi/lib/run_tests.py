@@ -769,10 +769,10 @@ class Runner:
                 die("unexpected argument '%s' (try --help)" % opt)
             del a[:n]
 
-        if o.guest_opt and o.mode == 'host':
-            die('%s goes with --kernel, --matrix or --compare' % o.guest_opt)
         if o.label and o.mode != 'kernel':
             die('--label goes with --kernel')
+        if o.guest_opt and o.mode == 'host':
+            die('%s goes with --kernel, --matrix or --compare' % o.guest_opt)
         if o.priv and o.cells:
             die('--privilege and --cells go one at a time (a cell names its MODE)')
         if o.priv in ('root', 'nocaps') and o.user:

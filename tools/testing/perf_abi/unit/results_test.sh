@@ -947,6 +947,27 @@ want_rc 1
 grep -q '^x: error: ' "$io/stdout" || add "no error line"
 end "$rc; $(grep -m1 ': error: ' "$io/stdout" | sed 's/.*error: //')"
 
+# Smaller: run_tests.sh without python3 in PATH, through a symlink;
+# --label alone says it goes with --kernel (not --matrix, --compare).
+mkdir -p "$io/nopy"
+for c in sh dirname readlink; do ln -s "$(command -v $c)" "$io/nopy/$c"; done
+begin "41.s no python3 in PATH" "PATH=dir without python3 ./run_tests.sh --help" "2; one line naming python3"
+rc=0
+PATH="$io/nopy" "$rt" --help >"$io/stdout" 2>"$io/stderr" </dev/null || rc=$?
+want_rc 2
+want_err '^run_tests.sh: python3 not found in PATH'
+end "$rc; $(first_err)"
+rm -rf "$io/nopy"
+ln -s "$rt" "$io/rt-sym"
+begin "41.s run_tests.sh through a symlink" "ln -s run_tests.sh L; L --help" "0; the help"
+rc=0
+"$io/rt-sym" --help >"$io/stdout" 2>"$io/stderr" </dev/null || rc=$?
+want_rc 0
+grep -q '^Usage: ./run_tests.sh' "$io/stdout" || add "no help"
+end "$rc; $(head -n 1 "$io/stdout")"
+rm -f "$io/rt-sym"
+refusal "41.s --label without --kernel" "--label x" '^run_tests.sh: --label goes with --kernel$' --label x -o "$D"
+
 # Smaller: a matrix where every test skipped exits 4, as one kernel does.
 printf '%s\n' "$tmp/img/fast-old" "$tmp/img/fast-new" > "$io/skip.list"
 begin "41.s a --matrix where every test skipped" "--matrix (two kernels) --cells user@3, all skip" "4"
