@@ -547,7 +547,8 @@ class Runner:
 
     def cache_lock(self): # runs sharing the cache take turns at writing it
         try:
-            self.cache_fd = os.open(self.cache + '/.lock', os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            self.cache_fd = getattr(self, 'cache_fd', 0) or os.open(self.cache + '/.lock', os.O_WRONLY | os.O_APPEND |
+                                                                      os.O_CREAT, 0o644)
         except OSError:
             die('PERF_ABI_CACHE=%s: cannot write the cache (downloaded kernels, initramfs)' % self.cache)
         for i in range(6001):
@@ -1079,8 +1080,11 @@ class Runner:
         specs = {'kernel': [o.spec], 'compare': [o.old_spec, o.new_spec]}.get(o.mode) or o.matrix_specs()
         o.specs, o.k = specs, [] # k: (guest arch, tasks arch, label, image)
         for s in specs:
+            tree = re.match('(compat:)?tree:', s) # a build of minutes, under build.sh's own lock: others go on
+            tree and fcntl.flock(o.cache_fd, fcntl.LOCK_UN)
             p = subprocess.run([M + '/kernels/image.sh', s[7:] if s.startswith('compat:') else s, o.arch],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, errors='surrogateescape')
+            tree and o.cache_lock()
             if p.returncode:
                 die(last_line(p.stderr, 'image|debian|apt-fetch') or 'cannot use kernel ' + s)
             a, l, path = p.stdout.rstrip('\n').split(' ', 2) # the path to the end

@@ -968,6 +968,30 @@ end "$rc; $(head -n 1 "$io/stdout")"
 rm -f "$io/rt-sym"
 refusal "41.s --label without --kernel" "--label x" '^run_tests.sh: --label goes with --kernel$' --label x -o "$D"
 
+# 41.f A tree: build (minutes) does not hold the cache: another run goes
+# on meanwhile (main: it waited, then died after 10 min).  (A tree whose
+# every make target sleeps.)
+mkdir -p "$tmp/ftree/arch/x86"
+: > "$tmp/ftree/Kconfig"
+printf '%%:\n\tsleep 30\n' > "$tmp/ftree/Makefile"
+begin "41.f a --kernel run while another builds a tree: kernel" "--kernel tree:T (building), then --kernel K" \
+	"0 for K within 30 s, no wait for the cache"
+start --kernel "tree:$tmp/ftree" --suite "$suite" -o "$s/x"
+for ((i = 0; i < 200; i++)); do
+	ps -e -o sid=,args= | grep -q "^ *$pid sleep 30" && break
+	sleep 0.1
+done
+t0=$SECONDS
+rt_run -- --kernel "$bz" --suite "$suite" -o "$D"
+el=$((SECONDS - t0))
+kill -TERM "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+rm -rf "$s/x"
+want_rc 0
+grep -q 'waiting (up to 10 min)' "$io/stderr" && add "waited for the cache"
+[ "$el" -lt 30 ] || add "took ${el}s"
+end "$rc after ${el}s"
+
 # Smaller: a matrix where every test skipped exits 4, as one kernel does.
 printf '%s\n' "$tmp/img/fast-old" "$tmp/img/fast-new" > "$io/skip.list"
 begin "41.s a --matrix where every test skipped" "--matrix (two kernels) --cells user@3, all skip" "4"
