@@ -79,6 +79,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ -n "$dir" ] || die "--lava-job needs a directory"
+[ -d "${TMPDIR:-/tmp}" ] && [ -w "${TMPDIR:-/tmp}" ] || die "TMPDIR=${TMPDIR:-/tmp} is not a writable directory"
 if [ -e "$dir" ] && [ ! -d "$dir" ]; then
 	die "--lava-job: $dir exists and is not a directory"
 fi

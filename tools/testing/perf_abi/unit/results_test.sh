@@ -992,6 +992,15 @@ grep -q 'waiting (up to 10 min)' "$io/stderr" && add "waited for the cache"
 [ "$el" -lt 30 ] || add "took ${el}s"
 end "$rc after ${el}s"
 
+# Smaller: --lava-job with TMPDIR missing: one line (main: exit 1 and
+# mktemp's message).
+begin "41.s TMPDIR missing, --lava-job" "TMPDIR=/nonexistent --lava-job D --kernel K" "2; one line naming TMPDIR"
+rt_run TMPDIR="$tmp/nonexistent" -- --lava-job "$D" --kernel "$bz"
+want_rc 2
+want_err '^run_tests.sh: TMPDIR=.* is not a writable directory$'
+[ ! -e "$D" ] || add "made D"
+end "$rc; $(first_err)"
+
 # Smaller: a matrix where every test skipped exits 4, as one kernel does.
 printf '%s\n' "$tmp/img/fast-old" "$tmp/img/fast-new" > "$io/skip.list"
 begin "41.s a --matrix where every test skipped" "--matrix (two kernels) --cells user@3, all skip" "4"
