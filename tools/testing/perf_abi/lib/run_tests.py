@@ -810,14 +810,16 @@ class Runner:
             die('--output: ' + e)
         rc, names = run(['git', '-C', TOP, 'ls-files', '-z'], stderr=subprocess.DEVNULL)
         names = [n for n in names.split('\0') if n] if rc == 0 else ['run_tests.sh', 'Makefile', 'README', 'tools/']
-        ours = {TOP + '/' + n.split('/')[0] for n in names} | {TOP + '/.git', o.B} # the repository, its build tree
+        ours = {TOP + '/' + n.split('/')[0] for n in names} | {TOP + '/.git'} | { # the repository; what make builds
+            o.B + '/' + x for x in (os.listdir(o.B) if os.path.isdir(o.B) else [])
+            if re.match('(install|obj|ksft|sysroot|privrun|sibling)-|(vm|unit)$', x)}
         inodes = set()
         for n in names:
             try:
                 inodes.add(os.stat(TOP + '/' + n)[1:3])
             except OSError:
                 pass
-        if o.final == TOP or any((o.final + '/').startswith(x + '/') for x in ours - {o.B}):
+        if o.final == TOP or any((o.final + '/').startswith(x + '/') for x in ours):
             die('--output: %s is in the source tree; give a directory outside it, or a new one in %s' % (o.final, TOP))
         seen = []
         for opt, f in (('--log', o.log), ('--ktap', o.ktap_out), ('--junit', o.junit_out)):
@@ -827,7 +829,7 @@ class Runner:
             if (r + '/').startswith(o.final + '/'):
                 die('%s: %s is in the output directory %s, which holds the reports' % (opt, f, o.final))
             if any((r + '/').startswith(x + '/') for x in ours) or os.path.exists(r) and os.stat(r)[1:3] in inodes:
-                die('%s: %s is a file of this project (its repository or build tree)' % (opt, f))
+                die('%s: %s is a file of this project (its repository or what make builds)' % (opt, f))
             try: # a live run holds an flock on its directory
                 fd = lock_nb(os.path.dirname(r)) if os.path.isdir(os.path.dirname(r)) else None
             except OSError:

@@ -892,6 +892,14 @@ done
 kill "$holder" 2>/dev/null
 wait "$holder" 2>/dev/null
 rm -rf "$io/rt-link" "$io/live"
+# (while a report in the build tree, as make check-host's --log, is taken)
+mkdir -p "$build/check"
+begin "41.6 --ktap build/check/F (make check's reports) is taken" "--ktap build/check/F" "0; F written"
+rt_run -- --kernel "$bz" --suite "$suite" -o "$D" --ktap "$build/check/results_test.$$.ktap"
+want_rc 0
+[ -s "$build/check/results_test.$$.ktap" ] || add "no F"
+rm -f "$build/check/results_test.$$.ktap"
+end "$rc"
 
 # 41.7 --lava-job, two kernels, a stdout that cannot be written: the job
 # set complete, exit 0 (main: >/dev/full exit 1 and every job removed;
