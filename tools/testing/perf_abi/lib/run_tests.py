@@ -470,11 +470,11 @@ class Runner(Suite, Guests, Reports):
                 die('%s: %s is in the output directory %s, which holds the reports' % (opt, f, o.final))
             if any((r + '/').startswith(x + '/') for x in ours) or os.path.exists(r) and os.stat(r)[1:3] in inodes:
                 die('%s: %s is a file of this project (its repository or what make builds)' % (opt, f))
-            try: # a live run holds an flock on its directory
+            try: # a live run holds an flock on its directory; a complete one has its summary.json
                 fd = lock_nb(os.path.dirname(r)) if os.path.isdir(os.path.dirname(r)) else None
             except OSError:
                 fd = None
-            if fd is False:
+            if fd is False or os.path.isfile(os.path.dirname(r) + '/summary.json'):
                 die("%s: %s is in the directory of another run" % (opt, f))
             fd and os.close(fd)
             if r in seen and not (os.path.exists(r) and stat.S_ISCHR(os.stat(r).st_mode)):

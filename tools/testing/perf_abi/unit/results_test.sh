@@ -892,7 +892,12 @@ done
 kill "$holder" 2>/dev/null
 wait "$holder" 2>/dev/null
 rm -rf "$io/rt-link" "$io/live"
-# (while a report in the build tree, as make check-host's --log, is taken)
+# (and a complete run's directory; while a report in the build tree, as
+# make check-host's --log, is taken)
+rt_run -- --kernel "$bz" --suite "$suite" -o "$s/x"
+refusal "41.s --ktap into a complete run's directory" "--ktap R/x.ktap (R: a complete run)" 'in the directory of another run' \
+	--kernel "$bz" --suite "$suite" -o "$D" --ktap "$s/x/x.ktap"
+rm -rf "$s/x"
 mkdir -p "$build/check"
 begin "41.6 --ktap build/check/F (make check's reports) is taken" "--ktap build/check/F" "0; F written"
 rt_run -- --kernel "$bz" --suite "$suite" -o "$D" --ktap "$build/check/results_test.$$.ktap"
