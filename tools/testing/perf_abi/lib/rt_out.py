@@ -103,7 +103,7 @@ def out_publish(src, complete): # the reports copied in; latest moved when compl
         return False
     if complete and Out.runs:
         latest, name = Out.runs + '/latest', os.path.basename(Out.claimed)
-        if os.path.lexists(latest) and not os.path.islink(latest):
+        if os.path.lexists(latest) and not (os.path.islink(latest) and '/' not in os.readlink(latest)):
             err('run_tests.sh: %s is not a symlink of run_tests.sh: left as it is' % latest)
         else:
             tmp = '%s/.latest.%d.%s' % (Out.runs, os.getpid(), name)

@@ -1014,6 +1014,16 @@ want_err '^run_tests.sh: TMPDIR=.* is not a writable directory$'
 [ ! -e "$D" ] || add "made D"
 end "$rc; $(first_err)"
 
+# Smaller: a user's own latest symlink (to elsewhere) stays.
+mkdir -p "$s/x"
+ln -s /etc "$s/x/latest"
+begin "41.s a user's latest -> /etc in -o" "-o R, R/latest -> /etc" "0; R/latest -> /etc still"
+rt_run -- --kernel "$bz" --suite "$suite" -o "$s/x"
+want_rc 0
+[ "$(readlink "$s/x/latest")" = /etc ] || add "latest now -> $(readlink "$s/x/latest")"
+end "$rc; latest -> $(readlink "$s/x/latest" | sed 's/-20.*/-<time>/')"
+rm -rf "$s/x"
+
 # Smaller: a matrix where every test skipped exits 4, as one kernel does.
 printf '%s\n' "$tmp/img/fast-old" "$tmp/img/fast-new" > "$io/skip.list"
 begin "41.s a --matrix where every test skipped" "--matrix (two kernels) --cells user@3, all skip" "4"
