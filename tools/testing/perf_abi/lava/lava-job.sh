@@ -79,6 +79,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ -n "$dir" ] || die "--lava-job needs a directory"
+[ -d "${TMPDIR:-/tmp}" ] && [ -w "${TMPDIR:-/tmp}" ] || die "TMPDIR=${TMPDIR:-/tmp} is not a writable directory"
 if [ -e "$dir" ] && [ ! -d "$dir" ]; then
 	die "--lava-job: $dir exists and is not a directory"
 fi
@@ -183,5 +184,8 @@ for ((i = 0; i < ${#specs[@]}; i++)); do
 		--program "$prog" --test "$one" --append "$append" \
 		--smp "$smp" --memory "$memory" "$dir/perf_events.yaml" > "$dir/$l.yaml.tmp"
 	mv "$dir/$l.yaml.tmp" "$dir/$l.yaml"
-	echo "$dir/$l.yaml"
 done
+# The job set is complete: a stdout that cannot be written (>/dev/full,
+# | true) changes nothing.
+trap '' PIPE
+for l in "${k_label[@]}"; do echo "$dir/$l.yaml"; done 2>/dev/null || true

@@ -321,6 +321,8 @@ def parse(text):
         doc_errors.append('KTAP: %s' % bail)
     if not docs:
         doc_errors.append('KTAP: no version line')
+    elif not programs and not doc_errors:
+        doc_errors.append('KTAP: no test program ran (1..0)')
     return {'programs': programs, 'bail': bail,
             'errors': doc_errors + errors, 'doc_errors': doc_errors,
             'splats': []}
@@ -450,7 +452,7 @@ def load_manifest(path):
     import os
     base = os.path.dirname(os.path.abspath(path))
     entries = []
-    with open(path, errors='replace') as f:
+    with open(path, errors='surrogateescape') as f: # file names as they are
         for line in f:
             line = line.rstrip('\n')
             if not line or line.startswith('#'):
@@ -501,13 +503,14 @@ def kernel_exit(e):
 
 
 def matrix_exit(entries):
-    """3 if a kernel did not boot, else 1 if a test failed, else 0."""
+    """3 if a kernel did not boot, else 1 if a test failed, else 4 if
+    every test skipped, else 0."""
     codes = [kernel_exit(e) for e in entries]
     if 3 in codes:
         return 3
     if 1 in codes:
         return 1
-    return 0
+    return 4 if codes and set(codes) == {4} else 0
 
 
 def _programs(entries):
@@ -666,7 +669,8 @@ def render_junit(entries):
                % (all_t, all_f, all_s))
     out.extend(suites)
     out.append('</testsuites>')
-    return '\n'.join(out) + '\n'
+    # no XML 1.0 document holds a control byte (NUL, ESC...) or a lone surrogate
+    return re.sub('[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff]', '?', '\n'.join(out) + '\n')
 
 
 def render_ktap(entries, collection='vm'):
@@ -912,24 +916,28 @@ def report_main(args):
 
 
 def compare_main(args):
-    """compare OLD.ktap NEW.ktap [OLD_LABEL NEW_LABEL [OLD_SPEC NEW_SPEC]]:
-    1 if any regressed."""
+    """compare OLD.ktap NEW.ktap [OLD_LABEL NEW_LABEL [OLD_SPEC NEW_SPEC]]
+    [--rc OLD_RC NEW_RC]: 1 if any regressed, or NEW has a problem OLD has
+    not (a KTAP error, its guest runner's exit, a kernel splat)."""
+    rcs = [None, None]
+    if '--rc' in args:
+        i = args.index('--rc')
+        rcs, args = [int(x) if x.isdigit() else None for x in args[i + 1:i + 3]], args[:i]
     if len(args) < 2:
         raise SystemExit('usage: ktap.py compare OLD.ktap NEW.ktap [OLD_LABEL NEW_LABEL]')
-    with open(args[0], errors='replace') as f:
-        old = parse(f.read())
-    with open(args[1], errors='replace') as f:
-        new = parse(f.read())
+    old, new = (load(p, r, 'the guest runner') for p, r in zip(args[:2], rcs))
     diff = compare(old, new)
     labels = args[2:4] if len(args) >= 4 else ('old', 'new')
-    sys.stdout.write(render_compare(diff, *labels))
+    seen = {x.split(': ', 1)[1] for x in problem_lines(old)}
+    worse = [x for x in problem_lines(new, labels[1]) if x.split(': ', 1)[1] not in seen]
+    sys.stdout.write(render_compare(diff, *labels) + ''.join(x + '\n' for x in worse))
     with open(args[0], errors='replace') as f:
         old_text = f.read()
     with open(args[1], errors='replace') as f:
         new_text = f.read()
     sys.stdout.write(render_regression(diff, old_text, new_text, *labels,
                                        *(args[4:6] if len(args) >= 6 else ())))
-    return 1 if any(d[0] == 'regression' for d in diff) else 0
+    return 1 if worse or any(d[0] == 'regression' for d in diff) else 0
 
 
 # ---------------------------------------------------------------------------
@@ -1048,6 +1056,21 @@ USAGE = """usage: ktap.py summary [FILE] [LABEL] [--rc N] [--junit F] [--json F]
 """
 
 
+def load(path, rc=None, who='the runner'):
+    """A runner log (stdin without PATH) parsed, its runner's exit code RC
+    applied, and boot.sh's splats of a guest run beside it."""
+    with open(path if path else 0, errors='replace') as f:
+        parsed = parse(f.read())
+    apply_rc(parsed, rc, who)
+    if path and path.endswith('.ktap'):
+        try:
+            with open(path[:-len('.ktap')] + '.splats.json', errors='replace') as f:
+                parsed['splats'] = json.load(f)
+        except (OSError, ValueError):
+            pass
+    return parsed
+
+
 def summary_main(args):
     """summary [FILE] [LABEL] [--rc N] [--junit F] [--json F]: the KTAP
     errors, the summary line; JUnit and JSON of this one run; the exit
@@ -1065,22 +1088,13 @@ def summary_main(args):
             i += 1
     path = pos[0] if pos and pos[0] != '-' else None
     label = pos[1] if len(pos) > 1 else 'perf_events'
-    with open(path if path else 0, errors='replace') as f:
-        parsed = parse(f.read())
     rc = None
     if 'rc' in opts:
         try:
             rc = int(opts['rc'])
         except ValueError:
             raise SystemExit('ktap.py summary: --rc %r is not a number' % opts['rc'])
-    apply_rc(parsed, rc)
-    # boot.sh's splats of a guest run, beside its KTAP
-    if path and path.endswith('.ktap'):
-        try:
-            with open(path[:-len('.ktap')] + '.splats.json', errors='replace') as f:
-                parsed['splats'] = json.load(f)
-        except (OSError, ValueError):
-            pass
+    parsed = load(path, rc)
     for line in problem_lines(parsed, label):
         print(line)
     print(summary_line(parsed, label))

@@ -5,7 +5,11 @@ through the real kselftest runner on the running kernel, or on kernel
 images booted under qemu (vm/boot.sh, kernels/image.sh, vm/initramfs.sh),
 and report KTAP, summary.json, junit.xml and an exit code.  What it keeps
 and refuses: RUNNER.md.  Paths are carried as the bytes they are
-(surrogateescape) and never parsed by a shell."""
+(surrogateescape) and never parsed by a shell.  This file is the command
+line (options, side files, main); rt_base.py the common ground, rt_out.py
+the run's directory and reports, rt_suite.py the tests of an install tree
+and the running kernel, rt_qemu.py kernels under qemu; each has a
+*_test.py beside it."""
 USAGE = '''\
 Usage: ./run_tests.sh [OPTIONS]
        ./run_tests.sh --kernel SPEC [--arch A] [GUEST OPTIONS] [OPTIONS]
@@ -56,6 +60,7 @@ by the release string in its image, +i386 or +armhf after it for compat:):
                       --jobs at a time, and print a kernel x program table
       --compare OLD NEW  run both, print only the tests whose verdict
                       differs (regressions first); exit 1 if one regressed
+                      or NEW has a problem OLD has not (a kernel splat)
       --list-kernels [PATTERN]  the Debian kernels apt knows, by line,
                       newest first, with their suite (PATTERN: a regex
                       on VERSION-FLAVOUR, e.g. cloud-amd64)
@@ -115,361 +120,29 @@ Exit status: 0 all passed, 1 a test failed (or, with --repeat, a verdict
 changed), 4 every test skipped -- these three as kselftest's runner;
 2 bad usage or a setup problem (a missing package, qemu that does not
 start, an unwritable output or cache); 3 a kernel did not boot, panicked,
-oopsed, hung or lost its end marker; 130, 143, 129 interrupted by SIGINT,
-SIGTERM, SIGHUP (what finished is kept in the run's directory, with a
-file INTERRUPTED).
---matrix: 2, else 3, else 1, else 0 over all kernels.  --compare: 2, 3,
-else 1 if a test regressed, else 0.  The output directory, side files,
-locks: tools/testing/perf_abi/lib/RUNNER.md.
+oopsed, hung or lost its end marker; 128 + N interrupted by signal N
+(130 SIGINT, 143 SIGTERM, 129 SIGHUP; what finished is kept in the run's
+directory, with a file INTERRUPTED).
+--matrix: 2, else 3, else 1, else 4, else 0 over all kernels.  --compare:
+2, 3, else 1 if a test regressed or NEW has a new problem, else 0.  The
+output directory, side files, locks: tools/testing/perf_abi/lib/RUNNER.md.
 '''
 
-import fcntl, fnmatch, os, pwd, re, shutil, signal, stat, subprocess, sys, tempfile, time
-
-TOP = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../../..'))
-M = TOP + '/tools/testing/perf_abi'
-CNTRL = re.compile('[\x00-\x1f\x7f]')
-PY = [sys.executable, '-S'] # ktap.py, flips.py: stdlib only, as this program (run_tests.sh)
-
-
-class Fail(Exception): # exit STATUS with MSG on stderr
-    def __init__(self, msg, status=2):
-        super().__init__(msg)
-        self.msg, self.status = msg, status
-
-
-class Interrupted(Exception):
-    pass
-
-
-def die(msg):
-    raise Fail(msg)
-
-
-def err(msg): # stderr; one that cannot be written changes nothing
-    try:
-        os.write(2, os.fsencode(msg + '\n'))
-    except OSError:
-        pass
-
-
-def show(data): # stdout, last: a reader that went away changes nothing
-    try:
-        os.write(1, data if isinstance(data, bytes) else os.fsencode(data))
-    except OSError:
-        pass
-
-
-def read(path):  # a file's text, '' if there is none
-    try:
-        with open(path, errors='surrogateescape') as f:
-            return f.read()
-    except OSError:
-        return ''
-
-
-def write(path, text, mode='w'):
-    with open(path, mode, errors='surrogateescape') as f:
-        f.write(text)
-
-
-def q(s): # printf %q of bash for a string with control characters
-    if not CNTRL.search(s):
-        return s
-    return "$'" + ''.join(c if c >= ' ' and c not in "'\\\x7f" else
-                  {'\t': '\\t', '\n': '\\n', '\r': '\\r', "'": "\\'", '\\': '\\\\'}.get(c, '\\%03o' % ord(c))
-                  for c in s) + "'"
-
-
-def run(cmd, **kw): # a helper's exit status, its output as text
-    p = subprocess.run(cmd, stdout=kw.pop('stdout', subprocess.PIPE), errors='surrogateescape', **kw)
-    return p.returncode, p.stdout or ''
-
-
-def last_line(text, prefixes): # a helper's message: its last line, its own name off
-    lines = [l for l in text.splitlines() if l]
-    return re.sub('^(%s)(\\.sh)?: ' % prefixes, '', lines[-1]) if lines else ''
-
-
-# --- architectures: vm/qemu/ARCH.conf, KEY VALUE lines --------------------
-def conf(a):
-    d = {}
-    for line in read('%s/vm/qemu/%s.conf' % (M, a)).splitlines():
-        w = line.split(None, 1)
-        if w and not w[0].startswith('#'):
-            d.setdefault(w[0], w[1].strip() if len(w) > 1 else '')
-    return d
-
-
-ARCHES = sorted(f[:-5] for f in os.listdir(M + '/vm/qemu') if f.endswith('.conf'))
-
-
-def arch_name(n):
-    for a in ARCHES:
-        if n == a or n in conf(a).get('aliases', '').split():
-            return a
-    return None
-
-
-def arch_qemu(a):
-    return os.environ.get('QEMU_' + a.upper()) or conf(a).get('qemu', '')
-
-
-# --- the tests of a kselftest install tree ---------------------------------
-def tree_progs(tree): # (collection, program) of its kselftest-list.txt
-    return [tuple(l.split(':', 1)) for l in read(tree + '/kselftest-list.txt').replace('\r', '').splitlines()
-        if ':' in l]
-
-
-def tree_coll(tree, p):
-    return next((c for c, q_ in tree_progs(tree) if q_ == p), '')
-
-
-def harness_lists(path): # a kselftest harness that has -l
-    try:
-        with open(path, 'rb') as f:
-            return b'list all tests' in f.read()
-    except OSError:
-        return False
-
-
-def list_tests(path): # the full names from the harness's -l table, or its exit status
-    p = subprocess.run(['timeout', '20', path, '-l'], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-               errors='surrogateescape')
-    if p.returncode not in (0, 4):
-        return p.returncode
-    names, f, v, t = [], None, [], []
-
-    def flush():
-        if f is not None:
-            for tt in t:
-                names.extend([f + '.' + tt] if not v else ['%s.%s.%s' % (f, vv, tt) for vv in v])
-    # columns FIXTURE, VARIANT, TEST; a fixture's variants and tests side
-    # by side, its tests run for every variant
-    for line in p.stderr.splitlines():
-        w = line.split()
-        if line.startswith('# FIXTURE') or not w:
-            continue
-        if line.startswith('-----'):
-            flush()
-            f, v, t = None, [], []
-        elif line[0] != ' ':
-            flush()
-            f, v, t = w[0], w[1:2] if len(w) >= 3 else [], w[2:3] if len(w) >= 3 else w[1:2]
-        elif line[21:22] != ' ': # a VARIANT starts at column 22
-            v.append(w[0])
-            t.extend(w[1:2])
-        else:
-            t.append(w[0])
-    flush()
-    return names
-
-
-def compress_filter(all_, sel):
-    """The harness options that run exactly SEL of ALL, shortest first: a
-    whole fixture, a test or a variant of one fixture only, else each name."""
-    def split(n):
-        a = n.split('.') + ['', '']
-        return (a[0], '', a[1]) if len(n.split('.')) == 2 else tuple(a[:3])
-
-    def count(names):
-        c = {}
-        for n in names:
-            f, v, t = split(n)
-            for k in (('f', f), ('t', f, t), ('v', f, v)):
-                c[k] = c.get(k, 0) + 1
-        return c
-    sel = set(sel) & set(all_)
-    na, ns = count(all_), count(sel)
-    tfix = {(split(n)[2], split(n)[0]) for n in all_}
-    vfix = {(split(n)[1], split(n)[0]) for n in all_ if split(n)[1]}
-    out = []
-    for n in all_:
-        if n not in sel:
-            continue
-        f, v, t = split(n)
-        if ns[('f', f)] == na[('f', f)]:
-            o = '-f ' + f
-        elif ns[('t', f, t)] == na[('t', f, t)] and sum(x == t for x, _ in tfix) == 1:
-            o = '-t ' + t
-        elif v and ns[('v', f, v)] == na[('v', f, v)] and sum(x == v for x, _ in vfix) == 1:
-            o = '-v ' + v
-        else:
-            o = '-r ' + n
-        if o not in out or o.startswith('-r'):
-            out.append(o)
-    return out
-
-
-def match_tests(all_, pat): # a glob over the full name, or without a dot over TEST
-    return [n for n in all_ if fnmatch.fnmatchcase(n, pat) or
-        ('.' not in pat and fnmatch.fnmatchcase(n.rsplit('.', 1)[-1], pat))]
-
-
-# --- the run's directory (RUNNER.md) ----------------------------------------
-class Out:
-    made = [] # directories this run made, outermost first
-    claimed = None # the run's directory, once locked and ours
-    wrote = [] # names this run copied into it
-    runs = None # DIR when the run is a new DIR/<label>-<time>
-    fd = None
-
-
-def out_check(d): # why D cannot be the run's, or None
-    if len(os.fsencode(d)) >= 3800:
-        return 'the path is %d bytes long; at most 3800' % len(os.fsencode(d))
-    if os.path.exists(d) and not os.path.isdir(d):
-        return '%s exists and is not a directory' % d
-    if os.path.isdir(d):
-        return None if os.access(d, os.W_OK | os.X_OK) else 'cannot write into %s' % d
-    p = d
-    while not os.path.lexists(p):
-        p = os.path.dirname(p)
-    if not (os.path.isdir(p) and os.access(p, os.W_OK | os.X_OK)):
-        return 'cannot create %s (%s is not a writable directory)' % (d, p)
-
-
-def out_claim(d, label): # make the run's directory and lock it
-    todo, p = [], d
-    while not os.path.lexists(p):
-        todo.insert(0, p)
-        p = os.path.dirname(p)
-    for p in todo: # another run may make one at the same time
-        try:
-            os.mkdir(p)
-            Out.made.append(p)
-        except OSError:
-            pass
-    if not os.path.isdir(d):
-        die('--output: cannot create %s' % d)
-    if label:
-        Out.runs, stamp = d, label[:64] + time.strftime('-%Y%m%dT%H%M%SZ', time.gmtime())
-        for i in range(1, 101):
-            d = Out.runs + '/' + stamp + ('-%d' % i if i > 1 else '')
-            try:
-                os.mkdir(d)
-                break
-            except FileExistsError:
-                pass
-            except OSError:
-                die('--output: cannot create %s' % d)
-        else:
-            die('--output: cannot create %s' % d)
-        Out.made.append(d)
-    try:
-        Out.fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
-        fcntl.flock(Out.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        if Out.made and Out.made[-1] == d: # another run's, even if this one made it
-            Out.made.pop()
-        die('--output: another run_tests.sh is writing to %s' % d)
-    if os.listdir(d):
-        die('--output: %s is not empty: give a new or empty directory' % d)
-    Out.claimed = d
-    return d
-
-
-def out_undo(): # what this run made and wrote, removed (rmdir: only empty ones)
-    for f in Out.wrote if Out.claimed else []:
-        p = Out.claimed + '/' + f
-        shutil.rmtree(p, ignore_errors=True) if os.path.isdir(p) and not os.path.islink(p) else \
-            os.path.lexists(p) and os.unlink(p)
-    for p in reversed(Out.made):
-        try:
-            os.rmdir(p)
-        except OSError:
-            break
-    Out.made, Out.wrote, Out.claimed = [], [], None
-
-
-def copy(src, dst):
-    if os.path.isdir(src):
-        os.mkdir(dst)
-        for f in os.listdir(src):
-            copy(src + '/' + f, dst + '/' + f)
-    else:
-        shutil.copy2(src, dst)
-
-
-def out_publish(src, complete): # the reports copied in; latest moved when complete
-    try:
-        for f in sorted(os.listdir(src)):
-            Out.wrote.append(f)
-            copy(src + '/' + f, Out.claimed + '/' + f)
-    except OSError as e:
-        err('run_tests.sh: cannot write the reports into %s: %s' % (Out.claimed, e.strerror))
-        out_undo()
-        return False
-    if complete and Out.runs:
-        latest, name = Out.runs + '/latest', os.path.basename(Out.claimed)
-        if os.path.lexists(latest) and not os.path.islink(latest):
-            err('run_tests.sh: %s is not a symlink of run_tests.sh: left as it is' % latest)
-        else:
-            tmp = Out.runs + '/.latest.' + name
-            try:
-                os.symlink(name, tmp)
-                os.rename(tmp, latest)
-            except OSError:
-                if os.path.lexists(tmp):
-                    os.unlink(tmp)
-    Out.made, Out.wrote, Out.claimed = [], [], None
-    return True
-
-
-# --- processes, signals -----------------------------------------------------
-def descendants():
-    parent = {}
-    for p in os.listdir('/proc'):
-        try:
-            st = read('/proc/%s/stat' % p).rsplit(')', 1)[1].split()
-            if p.isdigit() and st[0] != 'Z':
-                parent[int(p)] = int(st[1])
-        except IndexError:
-            pass
-    want, more = {os.getpid()}, True
-    while more:
-        new = {p for p, pp in parent.items() if pp in want and p not in want}
-        want |= new
-        more = bool(new)
-    return want - {os.getpid()}
-
-
-def stop_all(): # TERM, then KILL what is left after 5 s
-    for i in range(51):
-        pids = descendants()
-        for p in pids:
-            try:
-                os.kill(p, signal.SIGTERM if i == 0 else signal.SIGKILL if i == 50 else 0)
-            except OSError:
-                pass
-        if not pids or i == 50:
-            break
-        time.sleep(0.1)
-    try:
-        while os.waitpid(-1, os.WNOHANG)[0]:
-            pass
-    except ChildProcessError:
-        pass
-
-
-def on_signal(n, _):
-    for s in SIGNALS:
-        signal.signal(s, signal.SIG_IGN)
-    raise Interrupted(n)
-
-
-SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-
-
-def hold_signals(): # the run has ended: the exit stays the results'
-    for s in SIGNALS:
-        signal.signal(s, signal.SIG_IGN)
-
-
-class Runner:
+import sys
+sys.dont_write_bytecode = True # the parts below: no __pycache__ in the tree
+import fcntl, os, pwd, re, shutil, signal, stat, subprocess, tempfile, time
+from rt_base import (ARCHES, CNTRL, Fail, Interrupted, LIBC, M, SIGNALS, TOP, arch_name, die, err, hold_signals,
+                     on_signal, q, read, run, show, stop_all)
+from rt_out import Out, Reports, lock_nb, out_check, out_undo, sweep
+from rt_suite import Suite
+from rt_qemu import Guests
+
+
+class Runner(Suite, Guests, Reports):
     def __init__(self):
-        self.work = None
-        self.partial = None # what an interrupted run keeps
-        self.host_built = False
+        self.work, self.k = None, []
+        self.partial = self.cut_short # what an interrupted run keeps
+        self.host_lock = None
 
     # --- environment, cache -----------------------------------------
     def env(self):
@@ -478,12 +151,16 @@ class Runner:
                 del os.environ[v]
         if not os.environ.get('HOME'):
             os.environ['HOME'] = pwd.getpwuid(os.getuid()).pw_dir
+        os.environ.setdefault('PATH', '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin') # env -i
         self.cache_from_home = not os.environ.get('PERF_ABI_CACHE')
         if self.cache_from_home:
             if not os.environ['HOME']:
                 die('neither PERF_ABI_CACHE nor HOME is set (PERF_ABI_CACHE: where kernels are cached)')
             os.environ['PERF_ABI_CACHE'] = os.environ['HOME'] + '/.cache/perf-abi'
-        self.cache = os.path.join(os.getcwd(), os.environ['PERF_ABI_CACHE'])
+        try:
+            self.cache = os.path.join(os.getcwd(), os.environ['PERF_ABI_CACHE'])
+        except FileNotFoundError:
+            die('the current directory was deleted: cd into one that exists')
         os.environ['PERF_ABI_CACHE'] = self.cache
         ba = os.environ.get('PERF_ABI_BOOT_ALLOWANCE', '')
         if ba and not re.fullmatch('[1-9][0-9]{0,4}', ba):
@@ -510,7 +187,8 @@ class Runner:
 
     def cache_lock(self): # runs sharing the cache take turns at writing it
         try:
-            self.cache_fd = os.open(self.cache + '/.lock', os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            self.cache_fd = getattr(self, 'cache_fd', 0) or os.open(self.cache + '/.lock', os.O_WRONLY | os.O_APPEND |
+                                                                      os.O_CREAT, 0o644)
         except OSError:
             die('PERF_ABI_CACHE=%s: cannot write the cache (downloaded kernels, initramfs)' % self.cache)
         for i in range(6001):
@@ -732,10 +410,10 @@ class Runner:
                 die("unexpected argument '%s' (try --help)" % opt)
             del a[:n]
 
-        if o.guest_opt and o.mode == 'host':
-            die('%s goes with --kernel, --matrix or --compare' % o.guest_opt)
         if o.label and o.mode != 'kernel':
             die('--label goes with --kernel')
+        if o.guest_opt and o.mode == 'host':
+            die('%s goes with --kernel, --matrix or --compare' % o.guest_opt)
         if o.priv and o.cells:
             die('--privilege and --cells go one at a time (a cell names its MODE)')
         if o.priv in ('root', 'nocaps') and o.user:
@@ -770,6 +448,19 @@ class Runner:
         e = out_check(o.final)
         if e:
             die('--output: ' + e)
+        rc, names = run(['git', '-C', TOP, 'ls-files', '-z'], stderr=subprocess.DEVNULL)
+        names = [n for n in names.split('\0') if n] if rc == 0 else ['run_tests.sh', 'Makefile', 'README', 'tools/']
+        ours = {TOP + '/' + n.split('/')[0] for n in names} | {TOP + '/.git'} | { # the repository; what make builds
+            o.B + '/' + x for x in (os.listdir(o.B) if os.path.isdir(o.B) else [])
+            if re.match('(install|obj|ksft|sysroot|privrun|sibling)-|(vm|unit)$', x)}
+        inodes = set()
+        for n in names:
+            try:
+                inodes.add(os.stat(TOP + '/' + n)[1:3])
+            except OSError:
+                pass
+        if o.final == TOP or any((o.final + '/').startswith(x + '/') for x in ours):
+            die('--output: %s is in the source tree; give a directory outside it, or a new one in %s' % (o.final, TOP))
         seen = []
         for opt, f in (('--log', o.log), ('--ktap', o.ktap_out), ('--junit', o.junit_out)):
             if not f:
@@ -777,9 +468,15 @@ class Runner:
             r = os.path.realpath(f)
             if (r + '/').startswith(o.final + '/'):
                 die('%s: %s is in the output directory %s, which holds the reports' % (opt, f, o.final))
-            if (r + '/').startswith(TOP + '/tools/') or r in ['%s/%s' % (TOP, x) for x in
-                                     ('run_tests.sh', 'Makefile', 'README')]:
-                die('%s: %s is a file of this project' % (opt, f))
+            if any((r + '/').startswith(x + '/') for x in ours) or os.path.exists(r) and os.stat(r)[1:3] in inodes:
+                die('%s: %s is a file of this project (its repository or what make builds)' % (opt, f))
+            try: # a live run holds an flock on its directory; a complete one has its summary.json
+                fd = lock_nb(os.path.dirname(r)) if os.path.isdir(os.path.dirname(r)) else None
+            except OSError:
+                fd = None
+            if fd is False or os.path.isfile(os.path.dirname(r) + '/summary.json'):
+                die("%s: %s is in the directory of another run" % (opt, f))
+            fd and os.close(fd)
             if r in seen and not (os.path.exists(r) and stat.S_ISCHR(os.stat(r).st_mode)):
                 die('%s: %s is another side file too (-l, --ktap, --junit: one file each)' % (opt, f))
             seen.append(r)
@@ -800,509 +497,6 @@ class Runner:
             elif not os.access(os.path.dirname(r), os.W_OK | os.X_OK):
                 die('%s: cannot create %s (%s is not a writable directory)' % (opt, f, os.path.dirname(r)))
 
-    def side_write(self, src, dst, opt): # a failure: exit 2, the reports kept
-        if not dst:
-            return True
-        try:
-            with open(src, 'rb') as i, open(dst, 'wb') as f:
-                shutil.copyfileobj(i, f)
-            return True
-        except OSError as e:
-            err('run_tests.sh: %s: cannot write %s: %s' % (opt, dst, e.strerror))
-            return False
-
-    def json_exit(self, path, status): # summary.json's top-level exit (indent 1)
-        if os.path.isfile(path):
-            write(path, re.sub('^ "exit": [0-9]*$', ' "exit": %d' % status, read(path), flags=re.M))
-
-    def finish(self, rc, ktap): # side files, summary.json's exit, published
-        hold_signals()
-        ok = [self.side_write(ktap, self.log, '--log'), self.side_write(ktap, self.ktap_out, '--ktap'),
-              self.side_write(self.work + '/out/junit.xml', self.junit_out, '--junit')]
-        rc = rc if all(ok) else 2
-        self.json_exit(self.work + '/out/summary.json', rc)
-        self.partial = None
-        if not out_publish(self.work + '/out', True):
-            raise Fail('', 2)
-        return rc
-
-    def interrupted(self, name, status, note): # what an interrupted run keeps
-        out = self.work + '/out'
-        if os.path.exists(out + '/manifest.tsv'):
-            os.unlink(out + '/manifest.tsv')
-        write(out + '/INTERRUPTED', 'run_tests.sh was interrupted by %s on %s.\n%s\n'
-              % (name, time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime()), note))
-        self.json_exit(out + '/summary.json', status)
-        if out_publish(out, False):
-            err('run_tests.sh: what had finished is in %s' % self.rundir)
-
-    # --- test selection -------------------------------------------------
-    def sel_progs(self):
-        progs = []
-        ours = ' '.join(re.findall('^TEST_GEN_PROGS *[+:]?= *(.*)$',
-                       read(TOP + '/tools/testing/selftests/perf_events/Makefile'), re.M)).split()
-        for s in self.selectors:
-            p = s.split(':')[0]
-            if self.suite and not tree_coll(self.suite, p):
-                die("no test program '%s' in %s (%s)" % (p, self.suite, ' '.join(x for _, x in tree_progs(self.suite))))
-            if not self.suite and p not in ours:
-                die("no test program '%s' (%s)" % (p, ', '.join(ours)))
-            if p not in progs:
-                progs.append(p)
-        self.progs, self.args = progs, {}
-
-    def select_tests(self, tree): # self.args[PROG]: harness options; --list prints PROG:TEST
-        for p in self.progs or [x for _, x in tree_progs(tree)]:
-            coll = tree_coll(tree, p)
-            mine = [s.split(':', 1)[1] for s in self.selectors if s.startswith(p + ':')]
-            want = 'all' if p in self.selectors else 'some' if mine else ''
-            if not self.list and want != 'some':
-                continue
-            binary = '%s/%s/%s' % (tree, coll, p)
-            if not harness_lists(binary):
-                if want == 'some':
-                    die('-t %s:...: %s cannot list its tests (TESTs need a 6.12 or newer kselftest harness)' % (p, p))
-                show(p + '\n')
-                continue
-            names = list_tests(binary)
-            if isinstance(names, int) and not self.suite and tree != self.B + '/install-host':
-                self.host_tree() # another architecture: the host's build has the same names
-                names = list_tests('%s/install-host/%s/%s' % (self.B, coll, p))
-            if isinstance(names, int) or not names:
-                die('cannot list the tests of %s (%s -l exited %s)' % (p, binary, names if isinstance(names, int) else 0))
-            sel = names
-            if want == 'some':
-                sel = []
-                for pat in mine:
-                    m = match_tests(names, pat)
-                    if not m:
-                        die("-t %s:%s: no test of %s is named '%s' (%d tests; see --list)" % (p, pat, p, pat, len(names)))
-                    sel += m
-                self.args[p] = compress_filter(names, sel)
-            if self.list:
-                show(''.join('%s:%s\n' % (p, n) for n in dict.fromkeys(sel)))
-
-    def tree_fresh(self, tree): # nothing of the suite newer than its list
-        try:
-            t = os.stat(tree + '/kselftest-list.txt').st_mtime
-        except OSError:
-            return False
-        for d in (TOP + '/tools/testing/selftests/perf_events', TOP + '/Makefile'):
-            for root, dirs, files in os.walk(d) if os.path.isdir(d) else [('', [], [d])]:
-                if any(os.stat(os.path.join(root, f)).st_mtime > t for f in files + ([root] if root else [])):
-                    return False
-        return True
-
-    def host_tree(self): # build install-host once
-        if self.host_built:
-            return
-        if subprocess.run([M + '/deps.sh', 'build']).returncode:
-            raise Fail('', 2)
-        if not (self.tree_fresh(self.B + '/install-host') and not os.environ.get('KSRC')):
-            self.need_cache() # the framework's kernel tree is cached there
-            rc, out = run(['make', '-s', '-C', TOP, 'install-host'], stderr=subprocess.STDOUT)
-            if rc:
-                err('\n'.join(out.splitlines()[-20:]))
-                die('the suite did not build (make install-host)')
-        self.host_built = True
-
-    # --- the running kernel -------------------------------------------------
-    def host(self):
-        o = self
-        if o.list and o.outdir:
-            die('--list prints the tests; it writes no --output')
-        o.host_tree()
-        o.select_tests(o.B + '/install-host')
-        if o.list:
-            return 0
-        o.rundir = out_claim(o.final, 'host' if o.in_runs else '')
-        out, tree = o.work + '/out', o.B + '/install-host'
-        os.mkdir(out)
-        env = dict(os.environ)
-        for p, a in o.args.items():
-            env['KSELFTEST_%s_ARGS' % re.sub('[^A-Z0-9]', '_', p.upper())] = ' '.join(a)
-        cmd = ['./run_kselftest.sh'] + [x for p in o.progs for x in ('-t', 'perf_events:' + p)]
-        done = []
-
-        def partial(name, status):
-            if not done:
-                return
-            shutil.copy(done[-1], out + '/host.ktap')
-            r = ''
-            if o.repeat != 1: # the runs that ended, and the one cut short
-                os.makedirs(out + '/repeat', exist_ok=True)
-                for i, f in enumerate(done):
-                    shutil.copy(f, '%s/repeat/%d.ktap' % (out, i + 1))
-                r = '; repeat/ the %d runs begun of %d, the last one cut short' % (len(done), o.repeat)
-            o.interrupted(name, status, 'host.ktap holds the KTAP of the run up to then%s.' % r)
-        o.partial = partial
-        t0, grc = time.time(), 0
-        for r in range(1, o.repeat + 1):
-            if o.repeat != 1 and os.isatty(2):
-                show_err('\rrun_tests.sh: run %d of %d' % (r, o.repeat))
-            f = '%s/host.%d.ktap' % (o.work, r)
-            done.append(f)
-            with open(f, 'wb') as k:
-                p = subprocess.Popen(cmd, cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-                for chunk in iter(lambda: os.read(p.stdout.fileno(), 65536), b''):
-                    k.write(chunk)
-                    k.flush()
-                    if o.repeat == 1:
-                        show(chunk)
-                rc = p.wait()
-            if r == 1:
-                grc = rc if rc >= 0 else 128 - rc
-        if o.repeat != 1 and os.isatty(2):
-            show_err('\n')
-        t1 = time.time() - t0
-        shutil.copy(done[0], out + '/host.ktap')
-        u = os.uname()
-        write(out + '/manifest.tsv', 'host\t%s\trunning kernel %s\thost.ktap\tok\t%.1f\t%d\t\n' % (u.machine, u.release, t1, grc))
-        o.report(out)
-        rc, summary = run(PY + [M + '/lib/ktap.py', 'summary', out + '/host.ktap', 'perf_events on ' + u.release])
-        if o.repeat != 1:
-            os.mkdir(out + '/repeat')
-            for i, f in enumerate(done):
-                os.rename(f, '%s/repeat/%d.ktap' % (out, i + 1))
-            frc, flips = run(PY + [M + '/lib/flips.py'] + ['%d.ktap' % (i + 1) for i in range(o.repeat)],
-                     cwd=out + '/repeat')
-            write(out + '/flips.txt', flips)
-            rc = o.flipped(rc, frc)
-            rc = 2 if frc > 1 else rc
-        grc_bad = grc not in (0, 4) and rc != 1
-        if grc_bad and rc != 2:
-            rc = 1
-        rc = o.finish(rc, out + '/host.ktap')
-        if o.repeat != 1:
-            show(read(o.rundir + '/flips.txt'))
-        show(summary)
-        if grc_bad:
-            err('run_tests.sh: the kselftest runner exited %d' % grc)
-        err('run_tests.sh: reports in %s' % o.rundir)
-        return rc
-
-    def flipped(self, rc, frc): # --repeat: a verdict that changed fails a run that passed
-        return 1 if frc and rc in (0, 4) else rc
-
-    def report(self, d, *extra):
-        rc, out = run(PY + [M + '/lib/ktap.py', 'report', d + '/manifest.tsv', '--json', d + '/summary.json',
-                   '--junit', d + '/junit.xml', '--markdown', d + '/table.md', '--ktap', d + '/report.ktap'] + list(extra))
-        os.unlink(d + '/manifest.tsv')
-        return rc, out
-
-    # --- kernels under qemu: everything checked before anything is written -------
-    def kernels(self):
-        o = self
-        if o.list: # the names are the same in every architecture's build
-            if not o.suite:
-                o.host_tree()
-            o.select_tests(o.suite or o.B + '/install-host')
-            return 0
-        o.need_cache()
-        o.cache_lock()
-        specs = {'kernel': [o.spec], 'compare': [o.old_spec, o.new_spec]}.get(o.mode) or o.matrix_specs()
-        o.specs, o.k = specs, [] # k: (guest arch, tasks arch, label, image)
-        for s in specs:
-            p = subprocess.run([M + '/kernels/image.sh', s[7:] if s.startswith('compat:') else s, o.arch],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, errors='surrogateescape')
-            if p.returncode:
-                die(last_line(p.stderr, 'image|debian|apt-fetch') or 'cannot use kernel ' + s)
-            a, l, path = p.stdout.rstrip('\n').split(' ', 2) # the path to the end
-            t = a
-            if s.startswith('compat:'):
-                t = conf(a).get('compat') or die('%s: an %s kernel runs no 32-bit programs here '
-                                 '(compat: takes an x86_64 or arm64 kernel)' % (s, a))
-                l += '+' + t
-            o.k.append([a, t, l, path])
-        if o.label:
-            o.k[0][2] = o.label
-        for k in o.k: # labels name files beside the reports: never one of theirs
-            k[2] = 'report-kernel' if k[2] == 'report' else k[2]
-        if o.mode == 'compare' and o.k[0][2] == o.k[1][2]:
-            o.k[0][2] += '-old'
-            o.k[1][2] += '-new'
-        for i in range(1, len(o.k)): # a second kernel of the same name gets -2, -3 ...
-            base, n = o.k[i][2], 1
-            while o.k[i][2] in [k[2] for k in o.k[:i]]:
-                n += 1
-                o.k[i][2] = '%s-%d' % (base, n)
-        for a in sorted({k[0] for k in o.k}):
-            o.need_qemu(a)
-        tasks = sorted({k[1] for k in o.k})
-        if o.suite and len(tasks) != 1:
-            die('--suite holds one architecture; these kernels run %s programs' % ' '.join(tasks))
-        o.tree, o.initrd = {}, {}
-        for a in tasks: # rebuilt when the suite changed
-            o.tree[a] = o.suite or '%s/install-%s' % (o.B, a)
-            if o.suite:
-                continue
-            with open('%s/.install-%s.lock' % (o.B, a), 'w') as lk:
-                fcntl.flock(lk, fcntl.LOCK_EX)
-                if not o.tree_fresh(o.tree[a]):
-                    with open('%s/install-%s.log' % (o.B, a), 'w') as log:
-                        if subprocess.run(['make', '-s', '-C', TOP, 'install-' + a], stdout=subprocess.DEVNULL,
-                                  stderr=log).returncode:
-                            die('the suite did not build for %s (make install-%s; see %s/install-%s.log)'
-                                % (a, a, o.B, a))
-        if o.selectors:
-            for a in tasks:
-                o.select_tests(o.tree[a])
-        for a in tasks: # the guest's helpers: privrun and sibling
-            rc, out = run(['make', '-s', '-C', TOP, 'vm-helpers-' + a], stderr=subprocess.STDOUT)
-            if rc:
-                die('the guest helpers did not build for %s (make vm-helpers-%s): %s'
-                    % (a, a, (out.splitlines() or [''])[-1]))
-            p = subprocess.run([M + '/vm/initramfs.sh', a, o.tree[a], M + '/vm/init', '%s/privrun-%s' % (o.B, a),
-                        '%s/sibling-%s' % (o.B, a)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       errors='surrogateescape')
-            if p.returncode:
-                die(last_line(p.stderr, 'initramfs|apt-fetch') or 'cannot build the %s initramfs' % a)
-            o.initrd[a] = p.stdout.rstrip('\n')
-        fcntl.flock(o.cache_fd, fcntl.LOCK_UN)
-        # the selection on the guest's command line: perf_abi.test=PROG[:OPT,ARG,...]
-        o.gappend = o.append + ''.join(' perf_abi.test=' + p + (':' + ','.join(' '.join(o.args[p]).split())
-                                      if o.args.get(p) else '') for p in o.progs)
-        if len(o.append) > 1800:
-            die("--append: the guest's kernel command line would be %d bytes (with --sysctl, --user, --privilege, "
-                '--cells); at most 1800' % len(o.append))
-        if len(o.gappend) > 1800:
-            die("-t selects too many single tests for a guest's command line (%d bytes); select whole fixtures "
-                'or programs' % len(o.gappend))
-        return o.boot_all()
-
-    def matrix_specs(self):
-        f, specs = self.matrix_file, []
-        if not os.path.lexists(f):
-            die('no such matrix file: %s' % f)
-        if not (os.path.isfile(f) and os.access(f, os.R_OK)):
-            die('cannot read matrix file: %s' % f)
-        for line in read(f).split('\n'):
-            line = line[:-1] if line.endswith('\r') else line # a file written on Windows
-            line = line.split('#')[0]
-            if CNTRL.search(line):
-                die('%s: a control character in %s' % (f, q(line)))
-            w = line.split(None, 1)
-            if not w:
-                continue
-            if len(w) > 1:
-                die("%s: one SPEC a line, not '%s'" % (f, line))
-            if w[0].startswith('-'):
-                die("%s: '%s' is not a kernel SPEC" % (f, w[0]))
-            specs.append(w[0])
-        return specs or die('matrix file %s lists no kernel' % f)
-
-    def need_qemu(self, a):
-        q_, pkg = arch_qemu(a), conf(a).get('package', '')
-        if shutil.which(q_):
-            return
-        if '/' in q_:
-            die('%s (from $QEMU_%s) is not an executable' % (q_, a.upper()))
-        if run(['dpkg-query', '-W', '-f=${db:Status-Status}', pkg], stderr=subprocess.DEVNULL)[1] == 'installed':
-            die('%s not found in PATH (package %s is installed)' % (q_, pkg))
-        if os.getuid() != 0:
-            die('%s not found; run as root: apt-get install -y --no-install-recommends %s (or make deps)' % (q_, pkg))
-        err('run_tests.sh: %s is missing: installing it (make deps)' % q_)
-        if subprocess.run([M + '/deps.sh', 'vm'], stdout=2).returncode:
-            raise Fail('', 2)
-        if not shutil.which(q_):
-            die('%s not found even after make deps (package %s)' % (q_, pkg))
-
-    def boot_for(self, a): # the boot allowance: ARCH.conf's, 30 s with KVM
-        return os.environ.get('PERF_ABI_BOOT_ALLOWANCE') or ('30' if self.kvm else conf(a)['boot'])
-
-    def limit_for(self, t, a): # boot allowance + each program's kselftest timeout
-        boot, s = int(self.boot_for(a)), 0
-        for d, _ in tree_progs(self.tree[t]):
-            m_ = re.search('^timeout=(.*)$', read('%s/%s/settings' % (self.tree[t], d)), re.M)
-            s += int(m_.group(1)) if m_ and m_.group(1) else 45
-        x = ' x %d cells' % self.ncells if self.ncells != 1 else ''
-        return boot + s * self.ncells, 'boot allowance %ds + settings timeouts %ds%s' % (boot, s, x)
-
-    # --- boot them ------------------------------------------------------
-    def boot_all(self):
-        o = self
-        n = len(o.k)
-        o.rundir = out_claim(o.final, (o.k[0][2] if o.mode == 'kernel' else o.mode) if o.in_runs else '')
-        out = o.work + '/out'
-        os.mkdir(out)
-        live = ' perf_abi.live=1' if os.isatty(2) else ''
-        rows, running = {}, {} # (i, r): manifest row; Popen: (i, r, t0)
-
-        def start(i, r):
-            a, t, l, path = o.k[i]
-            d = '%s/r%d' % (o.work, r)
-            os.makedirs(d, exist_ok=True)
-            limit, why = o.limit_for(t, a)
-            cmd = [M + '/vm/boot.sh', '--smp', o.smp, '--memory', o.memory] + (['--kvm'] if o.kvm else []) + \
-                ['--limit', str(limit), '--limit-why', why, '--boot-limit', o.boot_for(a),
-                 '--append', o.gappend + live, a, path, o.initrd[t], '%s/%s' % (d, l)]
-            with open('%s/%s.err' % (d, l), 'w') as e:
-                running[subprocess.Popen(cmd, stderr=e)] = (i, r, time.time())
-
-        def ended(p):
-            i, r, t0 = running.pop(p)
-            a, t, l, _ = o.k[i]
-            rc, base, grc, status, reason = p.returncode, '%s/r%d/%s' % (o.work, r, l), '', 'ok', ''
-            console = read(base + '.console').replace('\r', '')
-            for knob in o.sysctls: # a --sysctl the guest refused: vm/init's SYSCTL line
-                m_ = re.search('^.*@@PERF_ABI@@ SYSCTL %s: .*$' % re.escape(knob), console, re.M)
-                if m_:
-                    write(base + '.sysctl', m_.group(0).split('@@PERF_ABI@@ SYSCTL ', 1)[1] + '\n', 'a')
-            if rc == 0:
-                grc = read(base + '.rc').strip()
-                os.unlink(base + '.rc')
-            else:
-                status = 'noboot'
-                reason = re.sub('; last 30 lines of .*', '', re.sub('^boot\\.sh: ', '', read(base + '.err').split('\n')[0]))
-                reason = reason.replace('\t', ' ')
-                if rc != 3:
-                    reason = 'could not start the guest: ' + reason
-                    write(base + '.setup', '2\n')
-                if not read(base + '.ktap'): # boot.sh leaves what the guest had logged
-                    write(base + '.ktap', 'TAP version 13\n1..0\n')
-                write(base + '.ktap', 'Bail out! %s: %s\n' % (l, reason), 'a')
-            rows[i, r] = '%s\t%s\t%s\t%s.ktap\t%s\t%.1f\t%s\t%s\n' % (l, t, o.specs[i], l, status, time.time() - t0,
-                                         grc, reason)
-
-        def partial(name, status): # the kernels that finished (first run)
-            done = [i for i in range(n) if (i, 1) in rows]
-            for i in done:
-                o.take(i)
-            if done:
-                write(out + '/manifest.tsv', ''.join(rows[i, 1] for i in done))
-                o.report(out)
-            cut = ''
-            for i in set(range(n)) - set(done): # the guests cut short: their console so far
-                f = '%s/r1/%s.console' % (o.work, o.k[i][2])
-                if read(f):
-                    os.rename(f, '%s/%s.console' % (out, o.k[i][2]))
-                    cut += ' %s.console' % o.k[i][2]
-            o.interrupted(name, status, '%d of %d kernels had finished; their results are here.%s' % (
-                len(done), n, ' The console so far of the guests cut short:%s.' % cut if cut else ''))
-        o.partial = partial
-        # the slowest architectures first: the last slot does not run alone
-        order = sorted(range(n), key=lambda i: -int(conf(o.k[i][0])['boot']))
-        last_progress = time.time()
-        todo = [(i, r) for r in range(1, o.repeat + 1) for i in order]
-        while todo or running:
-            for p in [p for p in running if p.poll() is not None]:
-                ended(p)
-            if todo and len(running) < o.jobs:
-                i, r = todo.pop(0)
-                if o.mode != 'kernel' or o.repeat != 1:
-                    err('run_tests.sh: booting %s (%s)%s' % (o.k[i][2], o.k[i][0],
-                                         ', run %d of %d' % (r, o.repeat) if o.repeat != 1 else ''))
-                start(i, r)
-                continue
-            if live and time.time() - last_progress > 2:
-                last_progress = time.time()
-                o.progress()
-            time.sleep(0.05)
-        if live:
-            show_err('\r\033[K')
-        setup_err, msgs, manifest = False, [], ''
-        for i in range(n):
-            l = o.k[i][2]
-            for r in range(1, o.repeat + 1):
-                d = '%s/r%d' % (o.work, r)
-                setup_err |= os.path.exists('%s/%s.setup' % (d, l))
-                if r == 1:
-                    msgs += ['run_tests.sh: %s: --sysctl %s: the guest refused it: %s' % ((l,) + tuple(x.split(': ', 1)))
-                         for x in read('%s/%s.sysctl' % (d, l)).splitlines()]
-                e = read('%s/%s.err' % (d, l)).split('\n', 1)
-                if e[0]: # a guest that did not make it
-                    err('run_tests.sh: %s: %s' % (l, re.sub('^boot\\.sh: ', '', e[0]).replace(d + '/', o.rundir + '/')))
-                    if len(e) > 1 and e[1]:
-                        err(e[1].rstrip('\n'))
-            manifest += rows[i, 1]
-            o.take(i)
-        if o.selectors:
-            manifest += '# ran only %s\n' % ' '.join(o.selectors)
-        write(out + '/manifest.tsv', manifest)
-        flips_rc = 0
-        if o.repeat != 1: # every run's KTAP under repeat/LABEL/, the flips per kernel
-            for _, _, l, _ in o.k:
-                rd = '%s/repeat/%s' % (out, l)
-                os.makedirs(rd)
-                for r in range(1, o.repeat + 1):
-                    src = '%s/%s.ktap' % (out, l) if r == 1 else '%s/r%d/%s.ktap' % (o.work, r, l)
-                    if os.path.exists(src):
-                        shutil.copy(src, '%s/%d.ktap' % (rd, r))
-                frc, flips = run(PY + [M + '/lib/flips.py'] + ['%d.ktap' % (r + 1) for r in range(o.repeat)],
-                         cwd=rd, stderr=subprocess.STDOUT)
-                write(rd + '/flips.txt', flips)
-                write(out + '/flips.txt', ''.join('%s: %s\n' % (l, x) for x in flips.splitlines()), 'a')
-                flips_rc |= frc != 0
-        return o.verdict(out, setup_err, msgs, flips_rc)
-
-    def take(self, i): # kernel I's files of the first run into the reports
-        l = self.k[i][2]
-        for x in ('ktap', 'console', 'splats.json', 'qemu'):
-            f = '%s/r1/%s.%s' % (self.work, l, x)
-            if os.path.exists(f):
-                os.rename(f, '%s/out/%s.%s' % (self.work, l, x))
-
-    def progress(self): # kernel, program, tests done
-        line = ''
-        for _, _, l, _ in self.k:
-            c = read('%s/r1/%s.console' % (self.work, l)).replace('\r', '')
-            prog = re.findall('^# selftests: [^:]*: (.*)$', c, re.M)
-            ndone = len(re.findall('^# (not )?ok [0-9]+ ', c, re.M))
-            line += '  %s: %s' % (l, '%s %d tests done' % (prog[-1], ndone) if prog else 'booting')
-        show_err('\r\033[K' + line[2:202])
-
-    def verdict(self, out, setup_err, msgs, flips_rc):
-        o = self
-        rd, k0 = o.rundir, o.k[0]
-        if o.mode == 'kernel':
-            l = k0[2]
-            row = read(out + '/manifest.tsv').split('\n')[0].split('\t')
-            o.report(out)
-            rc, broke, grc_bad, summary = 0, '', False, ''
-            if setup_err:
-                rc, broke = 2, 'qemu did not start'
-            elif row[4] != 'ok':
-                rc, broke = 3, row[7] or 'did not boot'
-            else:
-                rc, summary = run(PY + [M + '/lib/ktap.py', 'summary', '%s/%s.ktap' % (out, l),
-                           'perf_events on %s (%s guest)' % (l, k0[0])])
-                grc_bad = row[6] not in ('0', '4') and rc != 1
-                rc = o.flipped(1 if grc_bad else rc, flips_rc)
-            rc = o.finish(2 if msgs else rc, '%s/%s.ktap' % (out, l))
-            if broke:
-                err('perf_events on %s (%s guest): %s' % (l, k0[0], broke))
-            else:
-                show(read('%s/%s.ktap' % (rd, l)) if o.repeat == 1 else read(rd + '/flips.txt'))
-                show(summary)
-                if grc_bad:
-                    err("run_tests.sh: the guest's kselftest runner exited %s" % row[6])
-        elif o.mode == 'matrix':
-            rows = [x.split('\t') for x in read(out + '/manifest.tsv').splitlines() if not x.startswith('#')]
-            rc, table = o.report(out, '--table')
-            grc = ["run_tests.sh: %s: the guest's kselftest runner exited %s" % (x[0], x[6]) for x in rows
-                   if x[4] == 'ok' and x[6] not in ('', '0', '4')]
-            rc = 1 if grc and rc in (0, 4) else rc
-            rc = o.flipped(rc, flips_rc)
-            rc = o.finish(2 if setup_err or msgs else rc, out + '/report.ktap')
-            show(table)
-            if o.repeat != 1:
-                show(read(rd + '/flips.txt'))
-            msgs = grc + msgs + ['run_tests.sh: reports in ' + rd]
-        else:
-            rc, _ = o.report(out)
-            cmp = ''
-            if setup_err:
-                rc = 2
-            elif rc not in (2, 3):
-                a, b = o.k[0][2], o.k[1][2]
-                rc, cmp = run(PY + [M + '/lib/ktap.py', 'compare', '%s/%s.ktap' % (out, a),
-                           '%s/%s.ktap' % (out, b), a, b, o.specs[0], o.specs[1]])
-            rc = o.finish(2 if msgs else rc, out + '/report.ktap')
-            show(cmp)
-        for x in msgs:
-            err(x)
-        return rc
-
     def main(self, argv):
         if '--lava-job' in argv: # LAVA jobs instead of a run: lava/lava-job.sh
             exec_(M + '/lava/lava-job.sh', *argv)
@@ -1312,7 +506,9 @@ class Runner:
         self.sel_progs()
         try:
             os.makedirs(self.B + '/vm', exist_ok=True)
-            self.work = tempfile.mkdtemp(prefix='run.', dir=self.B + '/vm')
+            sweep(self.B + '/vm')
+            Out.work = self.work = tempfile.mkdtemp(prefix='run.', dir=self.B + '/vm')
+            lock_nb(self.work)
         except OSError:
             die('cannot write the build tree %s' % self.B)
         return self.host() if self.mode == 'host' else self.kernels()
@@ -1321,13 +517,6 @@ class Runner:
 def exec_(path, *args):  # a pipe's reader that goes away ends it, as from a shell
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     os.execv(path, [path, *args])
-
-
-def show_err(s):
-    try:
-        os.write(2, s.encode())
-    except OSError:
-        pass
 
 
 def main():
@@ -1340,6 +529,7 @@ def main():
             os.set_inheritable(fd, True)
     for s in SIGNALS:
         signal.signal(s, on_signal)
+    LIBC.prctl(36, 1, 0, 0, 0) # PR_SET_CHILD_SUBREAPER: what a killed child leaves comes back to stop_all
     r, rc = Runner(), 2
     try:
         rc = r.main(sys.argv[1:])
@@ -1348,8 +538,7 @@ def main():
             err('run_tests.sh: ' + f.msg)
         rc = f.status
     except Interrupted as i:
-        name = signal.Signals(i.args[0]).name
-        rc = {'SIGINT': 130, 'SIGTERM': 143, 'SIGHUP': 129}[name]
+        name, rc = signal.Signals(i.args[0]).name, 128 + i.args[0]
         stop_all()
         err('run_tests.sh: interrupted by ' + name)
         try:
@@ -1357,8 +546,12 @@ def main():
                 r.partial(name, rc)
         except Exception:
             pass
+    except Exception as e: # an internal error: one line, a setup problem
+        err('run_tests.sh: cannot go on: %s: %s' % (type(e).__name__, e))
+        rc = 2
     finally:
         hold_signals()
+        stop_all() # (a guest still running when the run failed)
         if r.work:
             shutil.rmtree(r.work, ignore_errors=True)
         out_undo()

@@ -23,6 +23,9 @@
 #                    name holds "fast" never waits)
 #   FAKE_QEMU_PIDS   a file that gets this process's pid once it runs
 #   FAKE_QEMU_TESTS  how many tests the KTAP holds (default 1)
+#   FAKE_QEMU_RC     the guest runner's exit code on the end marker (0)
+#   FAKE_QEMU_SPLAT  "fast" or "slow": a WARNING splat on the console of
+#                    the kernel whose image name holds it
 serial= kernel= append=
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -77,6 +80,9 @@ if [ "${FAKE_QEMU_MODE:-ok}" = hang ]; then
 	exit 124
 fi
 echo "# selftests: perf_events: fake" >> "$serial"
+case ${kernel##*/} in *"${FAKE_QEMU_SPLAT:-/}"*)
+	echo '[    1.000000] WARNING: CPU: 0 PID: 1 at kernel/events/core.c:1 perf_fake+0x1/0x2' >> "$serial" ;;
+esac
 secs=${FAKE_QEMU_SLEEP:-0}
 case ${kernel##*/} in *fast*) secs=0 ;; esac
 trap 'kill $s 2>/dev/null; exit 143' TERM INT HUP
@@ -101,6 +107,6 @@ fi
 {
 	echo "@@PERF_ABI@@ BEGIN $(printf '%s\n' "$ktap" | wc -l) $(printf '%s\n' "$ktap" | md5sum | cut -d' ' -f1) gzip+base64"
 	printf '%s\n' "$ktap" | gzip -9c | base64
-	echo "@@PERF_ABI@@ END rc=0"
+	echo "@@PERF_ABI@@ END rc=${FAKE_QEMU_RC:-0}"
 } >> "$serial"
 exit 0

@@ -25,6 +25,7 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
+real_cache=${PERF_ABI_CACHE:-${HOME:-/nonexistent}/.cache/perf-abi}	# for host builds (the framework's tree)
 export PERF_ABI_CACHE="$tmp/cache"
 export QEMU_X86_64="$here/fake_qemu.sh"
 export FAKE_QEMU_PIDS="$tmp/io/pids"
@@ -733,6 +734,344 @@ if [ -x "$build/install-host/run_kselftest.sh" ]; then
 else
 	skip "28.20 --matrix --list" "--matrix M --list" "the suite is not built (make install-host)"
 fi
+
+# --- issue 41: the runner at its edges ----------------------------------------
+
+# 41.0 A signal while the host suite is built (a fresh machine extracts
+# the framework's tree for minutes): every process of the build ends,
+# INTERRUPTED says no test ran.  (A make whose children outlive it.)
+mkdir -p "$tmp/slowmake"
+printf '#!/bin/sh\nsleep 60 | cat\n' > "$tmp/slowmake/make"
+chmod +x "$tmp/slowmake/make"
+begin "41.0 SIGTERM while the host suite is built" "-t mmap_page -o D, SIGTERM during make install-host" \
+	"143; no process of the run left; D/INTERRUPTED"
+PATH="$tmp/slowmake:$PATH" KSRC="$tmp/nosuch" start -t mmap_page -o "$D"
+for ((i = 0; i < 200; i++)); do
+	ps -e -o sid=,args= | grep -q "^ *$pid sleep 60" && break
+	sleep 0.05
+done
+kill -TERM "$pid"
+rc=0
+wait "$pid" || rc=$?
+sleep 0.2
+left=$(ps -e -o pid=,sid=,stat=,args= | awk -v s="$pid" '$2 == s && $3 !~ /^Z/')
+want_rc 143
+[ -z "$left" ] || add "left processes: $(echo "$left" | tr '\n' ';')"
+echo "$left" | awk '{ print $1 }' | xargs -r kill -KILL 2>/dev/null
+grep -q 'No test had run' "$D/INTERRUPTED" 2>/dev/null || add "no INTERRUPTED note in D"
+end "$rc; $(echo "$left" | grep -c .) processes left; $(ls "$D" 2>/dev/null | tr '\n' ' ')"
+
+# 41.1 Three host runs at once after the suite changed: one rebuilds it,
+# under the lock a guest's build takes, the others wait; none runs a tree
+# being rebuilt.  (Their exit: that of a run alone.)
+if [ -x "$build/install-host/run_kselftest.sh" ]; then
+	begin "41.1 three host runs at once after the suite changed" \
+		"install-host older than the suite; -t mmap_page three at once" "each the exit of a run alone"
+	export PERF_ABI_CACHE="$real_cache"
+	rt_run -- -t mmap_page -o "$s/x/0"
+	alone=$rc
+	touch -d 2000-01-01 "$build/install-host/kselftest-list.txt"
+	for i in 1 2 3; do
+		"$rt" -t mmap_page -o "$s/x/$i" >/dev/null 2>"$io/e$i" </dev/null & p[i]=$!
+	done
+	exits=
+	for i in 1 2 3; do
+		rc=0
+		wait "${p[i]}" || rc=$?
+		exits="$exits $rc"
+		[ "$rc" = "$alone" ] || add "run $i: exit $rc: $(grep -v '^    |' "$io/e$i" | tail -n 1)"
+	done
+	cat "$io"/e[123] > "$io/stderr"
+	export PERF_ABI_CACHE="$tmp/cache"
+	rc=$alone
+	end "alone $alone, at once$exits"
+	rm -rf "$s/x"
+else
+	skip "41.1 three host runs at once" "-t mmap_page three at once" "the suite is not built (make install-host)"
+fi
+
+# 41.2 --compare sees a problem of the new kernel that is no verdict: a
+# kernel splat (report.ktap and summary.json record it).
+cp "$bz" "$tmp/img/fast-old"
+cp "$bz" "$tmp/img/fast-new"
+begin "41.2 --compare where only the new kernel splats" "--compare old new (new: a WARNING splat)" \
+	"1; the splat named on stdout"
+rt_run FAKE_QEMU_SPLAT=new -- --compare "$tmp/img/fast-old" "$tmp/img/fast-new" --suite "$suite" -o "$D"
+want_rc 1
+grep -q '^fast-new: kernel splat .*WARNING' "$io/stdout" || add "stdout does not name the splat"
+want_err "^run_tests.sh: reports in $D\$"
+end "$rc; $(grep -c 'kernel splat' "$io/stdout") splat lines"
+
+# 41.3 A guest runner's exit that contradicts its passing KTAP (4: all
+# skipped; 137: killed): exit, stdout and summary.json agree, a failure.
+for grc in 4 137; do
+	begin "41.3 a guest runner that exits $grc over passing tests" "--kernel K, the guest's run_kselftest.sh exits $grc" \
+		"1; summary.json exit 1; an error line on stdout"
+	rt_run FAKE_QEMU_RC=$grc -- --kernel "$bz" --suite "$suite" -o "$D"
+	want_rc 1
+	grep -q '^ "exit": 1$' "$D/summary.json" 2>/dev/null || add "summary.json's exit: $(grep '^ "exit"' "$D/summary.json")"
+	grep -q "error: the .*runner exited $grc" "$io/stdout" || add "no error line on stdout"
+	end "$rc; $(tail -n 1 "$io/stdout" | sed 's/.*: //')"
+done
+
+# 41.5 A user's .latest.<the run's name> in a non-empty -o, a folder or
+# a file (the runner staged latest there: it unlinked it, a traceback,
+# the finished run deleted).
+mkdir -p "$D"
+echo mine > "$D/notes"
+t0=$(date +%s)
+for i in 0 1 2 3 4 5 6 7 8 9; do
+	name=.latest.bzImage-$(date -u -d "@$((t0 + i))" +%Y%m%dT%H%M%SZ)
+	if [ $((i % 2)) = 0 ]; then mkdir "$D/$name" && echo mine > "$D/$name/f"; else echo mine > "$D/$name"; fi
+done
+{ kept "$D"; find "$D" -path "$D/.latest.*" -printf '%p %s %T@\n' | sort; } > "$io/d.before"
+begin "41.5 a user's .latest.<run> folder or file in -o" "-o D holding .latest.bzImage-<each of the next 10 s>" \
+	"0; D/latest the new run; the user's files as they were"
+rt_run -- --kernel "$bz" --suite "$suite" -o "$D"
+want_rc 0
+{ kept "$D"; find "$D" -path "$D/.latest.*" -printf '%p %s %T@\n' | sort; } | cmp -s - "$io/d.before" ||
+	add "D's files changed"
+[ -s "$D/latest/summary.json" ] || add "no D/latest/summary.json"
+end "$rc; $(find "$D" -path "$D/.latest.*" | wc -l) .latest.* entries"
+
+# 41.10 Nothing outlives a killed run (CI's job timeouts end with
+# SIGKILL): the guest's boot.sh and qemu end with it; the next run sweeps
+# what it left (its build/vm/run.*, the empty -o it made), by its lock.
+begin "41.10 SIGKILL of the runner while a guest runs" "--kernel K -o D, SIGKILL; then another run" \
+	"no process of the run within 10 s; run.* and D gone after the next run"
+export FAKE_QEMU_SLEEP=30
+start --kernel "$bz" --suite "$suite" -o "$D"
+wait_qemu || add "no fake qemu started"
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+for ((i = 0; i < 100; i++)); do
+	left=$(ps -e -o pid=,sid=,stat=,args= | awk -v s="$pid" '$2 == s && $3 !~ /^Z/')
+	[ -z "$left" ] && break
+	sleep 0.1
+done
+unset FAKE_QEMU_SLEEP
+[ -z "$left" ] || add "left after 10 s: $(echo "$left" | awk '{ $2 = $3 = ""; print }' | tr '\n' ';')"
+echo "$left" | awk '{ print $1 }' | xargs -r kill -KILL 2>/dev/null
+sleep 6	# (a work directory younger than 5 s is never swept)
+rt_run -- --kernel "$bz" --suite "$suite" -o "$s/x"
+[ "$rc" = 0 ] || add "the next run: exit $rc"
+rm -rf "$s/x"
+[ ! -e "$D" ] || add "D left: $(ls -A "$D" | tr '\n' ' ')"
+rc=137
+end "137; $(echo "$left" | grep -c .) processes left; D $([ -e "$D" ] && echo left || echo swept)"
+
+for sig in QUIT USR1 ALRM; do
+	begin "41.10 SIG$sig while a guest runs" "--kernel K -o D, SIG$sig" "128+N; INTERRUPTED; nothing left"
+	export FAKE_QEMU_SLEEP=30
+	start --kernel "$bz" --suite "$suite" -o "$D"
+	wait_qemu || add "no fake qemu started"
+	kill -$sig "$pid"
+	rc=0
+	wait "$pid" || rc=$?
+	unset FAKE_QEMU_SLEEP
+	want_rc $((128 + $(kill -l $sig)))
+	[ -f "$D/INTERRUPTED" ] || add "no INTERRUPTED"
+	end "$rc"
+done
+
+# 41.6 A side file is never a file of the repository, of its build tree
+# or of a live run; -o is never in the source tree.
+ln "$rt" "$io/rt-link"
+mkdir -p "$io/live"
+(exec 9<"$io/live" && flock 9 && exec sleep 60) & holder=$!
+sleep 0.3
+for c in "-o $top/tools/testing/perf_abi/out" "-o $top" "--junit $io/live/junit.xml" "--ktap $top/config" \
+	"--junit $top/.gitignore" "--junit $top/.ci/run" "--ktap $top/.git/description" \
+	"--junit $build/install-host/run_kselftest.sh" "--junit $io/rt-link"; do
+	read -r opt f <<<"$c"
+	sum=$(cat "$f" 2>/dev/null | md5sum)
+	refusal "41.6 $opt ${f#"$top"/}" "$opt ${f#"$tmp"/}" \
+		'of this project|of another run|in the source tree|no directory' --kernel "$bz" --suite "$suite" $([ "$opt" = -o ] || echo -o "$D") "$opt" "$f"
+	[ "$(cat "$f" 2>/dev/null | md5sum)" = "$sum" ] || echo "# $f CHANGED"
+done
+kill "$holder" 2>/dev/null
+wait "$holder" 2>/dev/null
+rm -rf "$io/rt-link" "$io/live"
+# (and a complete run's directory; while a report in the build tree, as
+# make check-host's --log, is taken)
+rt_run -- --kernel "$bz" --suite "$suite" -o "$s/x"
+refusal "41.s --ktap into a complete run's directory" "--ktap R/x.ktap (R: a complete run)" 'in the directory of another run' \
+	--kernel "$bz" --suite "$suite" -o "$D" --ktap "$s/x/x.ktap"
+rm -rf "$s/x"
+mkdir -p "$build/check"
+begin "41.6 --ktap build/check/F (make check's reports) is taken" "--ktap build/check/F" "0; F written"
+rt_run -- --kernel "$bz" --suite "$suite" -o "$D" --ktap "$build/check/results_test.$$.ktap"
+want_rc 0
+[ -s "$build/check/results_test.$$.ktap" ] || add "no F"
+rm -f "$build/check/results_test.$$.ktap"
+end "$rc"
+
+# 41.7 --lava-job, two kernels, a stdout that cannot be written: the job
+# set complete, exit 0 (main: >/dev/full exit 1 and every job removed;
+# | true exit 141 and half a job set).  (The user's cache: install-x86_64
+# builds from the framework's tree.)
+for out in /dev/full '| true'; do
+	begin "41.7 --lava-job D, two kernels, stdout $out" "--lava-job D --kernel K --kernel K2 $out" \
+		"0; D/bzImage.yaml, D/fast-new.yaml"
+	rc=0
+	if [ "$out" = /dev/full ]; then
+		PERF_ABI_CACHE="$real_cache" "$rt" --lava-job "$D" --kernel "$bz" --kernel "$tmp/img/fast-new" \
+			>/dev/full 2>"$io/stderr" </dev/null || rc=$?
+	else
+		PERF_ABI_CACHE="$real_cache" "$rt" --lava-job "$D" --kernel "$bz" --kernel "$tmp/img/fast-new" \
+			2>"$io/stderr" </dev/null | true
+		rc=${PIPESTATUS[0]}
+	fi
+	want_rc 0
+	[ -s "$D/bzImage.yaml" ] && [ -s "$D/fast-new.yaml" ] || add "D: $(ls "$D" 2>/dev/null | tr '\n' ' ')"
+	end "$rc; $(ls "$D" 2>/dev/null | grep -c 'yaml$') yaml files"
+done
+
+# 41.8 A kernel whose file name holds a non-UTF-8 byte: its KTAP is
+# read (main: the reports said "no KTAP log", not ok exit=3, while the
+# run said 1 passed; a matrix exited 3).
+printf '%s\n' "$bz_ff" > "$io/ff.list"
+for mode in --kernel --matrix; do
+	begin "41.8 $mode of a kernel named ff<0xff>bzImage" "$mode 'ff<0xff>bzImage'" "0; the reports read its KTAP"
+	rt_run -- $mode "$([ $mode = --kernel ] && echo "$bz_ff" || echo "$io/ff.list")" --suite "$suite" -o "$D"
+	want_rc 0
+	grep -q 'no KTAP log' "$D/summary.json" "$D/report.ktap" 2>/dev/null && add "the reports say: no KTAP log"
+	grep -q '"result": "pass"' "$D/summary.json" 2>/dev/null || add "summary.json: no pass"
+	end "$rc; $(grep -o '"result": "[a-zA-Z ]*"' "$D/summary.json" 2>/dev/null | head -n 1)"
+done
+
+# 41.8 JUnit stays well-formed XML when a test's name or log line holds
+# NUL, ESC or another control byte.
+printf 'TAP version 13\n1..1\n# selftests: perf_events: p\n# TAP version 13\n# 1..1\n# # log \033[31mred\000 \001\n# not ok 1 global.t\033x # bad\nnot ok 1 selftests: perf_events: p\n' > "$io/ctl.ktap"
+begin "41.8 control bytes in a KTAP, JUnit" "ktap.py summary K --junit J (ESC, NUL, SOH in a log line and a name)" "junit.xml well-formed"
+rc=0
+python3 "$top/tools/testing/perf_abi/lib/ktap.py" summary "$io/ctl.ktap" x --junit "$io/ctl.xml" >/dev/null 2>"$io/stderr" || rc=$?
+want_rc 1
+python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$io/ctl.xml" 2>/dev/null || add "junit.xml is not well-formed"
+end "$rc"
+
+# Smaller: an empty suite (the kselftest runner's 1..0) fails with an
+# error line, not only "0 programs".
+printf 'TAP version 13\n1..0\n' > "$io/empty.ktap"
+begin "41.s an empty suite's KTAP" "ktap.py summary of 'TAP version 13, 1..0'" "1; an error line"
+rc=0
+python3 "$top/tools/testing/perf_abi/lib/ktap.py" summary "$io/empty.ktap" x >"$io/stdout" 2>"$io/stderr" || rc=$?
+want_rc 1
+grep -q '^x: error: ' "$io/stdout" || add "no error line"
+end "$rc; $(grep -m1 ': error: ' "$io/stdout" | sed 's/.*error: //')"
+
+# Smaller: run_tests.sh without python3 in PATH, through a symlink;
+# --label alone says it goes with --kernel (not --matrix, --compare).
+mkdir -p "$io/nopy"
+for c in sh dirname readlink; do ln -s "$(command -v $c)" "$io/nopy/$c"; done
+begin "41.s no python3 in PATH" "PATH=dir without python3 ./run_tests.sh --help" "2; one line naming python3"
+rc=0
+PATH="$io/nopy" "$rt" --help >"$io/stdout" 2>"$io/stderr" </dev/null || rc=$?
+want_rc 2
+want_err '^run_tests.sh: python3 not found in PATH'
+end "$rc; $(first_err)"
+rm -rf "$io/nopy"
+ln -s "$rt" "$io/rt-sym"
+begin "41.s run_tests.sh through a symlink" "ln -s run_tests.sh L; L --help" "0; the help"
+rc=0
+"$io/rt-sym" --help >"$io/stdout" 2>"$io/stderr" </dev/null || rc=$?
+want_rc 0
+grep -q '^Usage: ./run_tests.sh' "$io/stdout" || add "no help"
+end "$rc; $(head -n 1 "$io/stdout")"
+rm -f "$io/rt-sym"
+refusal "41.s --label without --kernel" "--label x" '^run_tests.sh: --label goes with --kernel$' --label x -o "$D"
+
+# 41.f A tree: build (minutes) does not hold the cache: another run goes
+# on meanwhile (main: it waited, then died after 10 min).  (A tree whose
+# every make target sleeps.)
+mkdir -p "$tmp/ftree/arch/x86"
+: > "$tmp/ftree/Kconfig"
+printf '%%:\n\tsleep 30\n' > "$tmp/ftree/Makefile"
+begin "41.f a --kernel run while another builds a tree: kernel" "--kernel tree:T (building), then --kernel K" \
+	"0 for K within 30 s, no wait for the cache"
+start --kernel "tree:$tmp/ftree" --suite "$suite" -o "$s/x"
+for ((i = 0; i < 200; i++)); do
+	ps -e -o sid=,args= | grep -q "^ *$pid sleep 30" && break
+	sleep 0.1
+done
+t0=$SECONDS
+rt_run -- --kernel "$bz" --suite "$suite" -o "$D"
+el=$((SECONDS - t0))
+kill -TERM "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+rm -rf "$s/x"
+want_rc 0
+grep -q 'waiting (up to 10 min)' "$io/stderr" && add "waited for the cache"
+[ "$el" -lt 30 ] || add "took ${el}s"
+end "$rc after ${el}s"
+
+# Smaller: --lava-job with TMPDIR missing: one line (main: exit 1 and
+# mktemp's message).
+begin "41.s TMPDIR missing, --lava-job" "TMPDIR=/nonexistent --lava-job D --kernel K" "2; one line naming TMPDIR"
+rt_run TMPDIR="$tmp/nonexistent" -- --lava-job "$D" --kernel "$bz"
+want_rc 2
+want_err '^run_tests.sh: TMPDIR=.* is not a writable directory$'
+[ ! -e "$D" ] || add "made D"
+end "$rc; $(first_err)"
+
+# Smaller: a user's own latest symlink (to elsewhere) stays.
+mkdir -p "$s/x"
+ln -s /etc "$s/x/latest"
+begin "41.s a user's latest -> /etc in -o" "-o R, R/latest -> /etc" "0; R/latest -> /etc still"
+rt_run -- --kernel "$bz" --suite "$suite" -o "$s/x"
+want_rc 0
+[ "$(readlink "$s/x/latest")" = /etc ] || add "latest now -> $(readlink "$s/x/latest")"
+end "$rc; latest -> $(readlink "$s/x/latest" | sed 's/-20.*/-<time>/')"
+rm -rf "$s/x"
+
+# Smaller: a matrix where every test skipped exits 4, as one kernel does.
+printf '%s\n' "$tmp/img/fast-old" "$tmp/img/fast-new" > "$io/skip.list"
+begin "41.s a --matrix where every test skipped" "--matrix (two kernels) --cells user@3, all skip" "4"
+rt_run FAKE_QEMU_MODE=cells -- --matrix "$io/skip.list" --cells user@3 --suite "$suite" -o "$D"
+want_rc 4
+end "$rc"
+
+# 41.4 env -i, as cron runs it: no PATH, so Python's sys.executable is
+# '' (ktap.py could not start: a traceback, the results deleted).
+if [ -x "$build/install-host/run_kselftest.sh" ]; then
+	begin "41.4 env -i ./run_tests.sh -t mmap_page -o D" "env -i run_tests.sh -t mmap_page -o D" \
+		"the exit its KTAP gives; D/summary.json"
+	rc=0
+	env -i "$rt" -t mmap_page -o "$D" >"$io/stdout" 2>"$io/stderr" </dev/null || rc=$?
+	krc=0
+	python3 "$top/tools/testing/perf_abi/lib/ktap.py" summary "$D/host.ktap" >/dev/null 2>&1 || krc=$?
+	[ -s "$D/summary.json" ] || add "no D/summary.json"
+	want_rc "$krc"
+	end "$rc; $(first_err)"
+else
+	skip "41.4 env -i ./run_tests.sh" "env -i run_tests.sh -t mmap_page -o D" "the suite is not built (make install-host)"
+fi
+
+# 41.9 Internal errors: one line and exit 2, not a traceback and exit 1
+# (the help's "a test failed").
+mkdir "$io/gone"
+begin "41.9 the working directory deleted" "cd gone; rmdir ../gone; --kernel K" "2; one line"
+rc=0
+(cd "$io/gone" && rmdir "$io/gone" && exec "$rt" --kernel "$bz" --suite "$suite" -o "$D" \
+	>"$io/stdout" 2>"$io/stderr" </dev/null) || rc=$?
+want_rc 2
+want_err '^run_tests.sh: the current directory was deleted'
+end "$rc; $(first_err)"
+
+cp -r "$suite" "$tmp/suite-abc"
+echo 'timeout=abc' > "$tmp/suite-abc/perf_events/settings"
+refusal "41.9 timeout=abc in a suite's settings" "--suite S (S/perf_events/settings: timeout=abc)" \
+	'settings: timeout=abc is not a number of seconds' --kernel "$bz" --suite "$tmp/suite-abc" -o "$D"
+rm -rf "$tmp/suite-abc"
+
+long=$tmp/img/$(head -c 250 /dev/zero | tr '\0' k)
+cp "$bz" "$long"
+begin "41.9 a kernel named by 250 bytes" "--kernel k...k (250 bytes)" "0; its label cut to 100 bytes"
+rt_run -- --kernel "$long" --suite "$suite" -o "$D"
+want_rc 0
+[ -s "$D/$(head -c 100 /dev/zero | tr '\0' k).ktap" ] || add "no D/k...k.ktap (100 bytes)"
+end "$rc; $(ls "$D" | grep -c '^kkk') files of the kernel"
+rm -f "$long"
 
 echo "1..$n"
 echo "# $((n - failed)) passed, $failed failed"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The selection of lib/run_tests.py, which -t and --list rest on: the
+# The selection of lib/rt_suite.py, which -t and --list rest on: the
 # harness's -l table read into full test names (fixtures with and without
 # variants, a variant name wider than its column, more variants than tests
 # and the reverse), globs and exact names matched, and the filter options
@@ -12,9 +12,9 @@ set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 # list_tests PROG, match_tests ALL PATTERN, compress_filter ALL SELECTED:
-# run_tests.py's functions (python3 -S, as run_tests.sh runs it), names one a line
+# rt_suite.py's functions (python3 -S, as run_tests.sh runs it), names one a line
 py() {	# CODE ARGS...
-	python3 -S -c "import sys; sys.path.insert(0, sys.argv[1]); import run_tests as r
+	python3 -S -B -c "import sys; sys.path.insert(0, sys.argv[1]); import rt_suite as r
 w = lambda x: sys.stdout.write(''.join(n + '\\n' for n in x))
 a = lambda f: open(f).read().split()
 $1" "$here/../lib" "${@:2}"
