@@ -57,7 +57,7 @@ while [ $# -gt 0 ]; do
 	--jobs) jobs=${2:?}; shift 2 ;;
 	--repeat) repeat=${2:?}; shift 2 ;;
 	--counted) counted=${2:?}; shift 2 ;;
-	--counted-arch) counted_arches=${2:?}; shift 2 ;;
+	--counted-arch) counted_arches=${2?}; shift 2 ;;
 	--fresh) fresh=1; shift ;;
 	-h|--help) sed -n '4,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown option '$1' (try --help)" ;;
