@@ -20,6 +20,10 @@
 # kernel, in the kselftest runner's format.
 # --repeat N boots each kernel N times: a mutant is killed only when all
 # N boots kill it, a pristine kernel passes only when all N pass.
+# --counted N boots the mutant of each row HISTORY.md's table counts as
+# caught N times in all on each arch its patch claims (what make check
+# re-checks, rule 3 of HISTORY.md); --counted-arch LIST boots those arches
+# only for that: their pristine kernel once and those mutants N times.
 # Results are cached in $PERF_ABI_CACHE/mutant-runs under a hash of the
 # kernel image, the install tree, the mutant and the runner (run_tests.sh,
 # vm/, lib/): a rerun with nothing changed boots nothing.  Only expected
@@ -39,6 +43,8 @@ out=$top/build/mutants/runs
 ktap=
 jobs=${PERF_ABI_JOBS:-$(nproc)}
 repeat=1
+counted=0
+counted_arches=
 fresh=
 cache=${PERF_ABI_CACHE:-$HOME/.cache/perf-abi}/mutant-runs
 
@@ -51,12 +57,15 @@ while [ $# -gt 0 ]; do
 	--ktap) ktap=${2:?}; shift 2 ;;
 	--jobs) jobs=${2:?}; shift 2 ;;
 	--repeat) repeat=${2:?}; shift 2 ;;
+	--counted) counted=${2:?}; shift 2 ;;
+	--counted-arch) counted_arches=${2?}; shift 2 ;;
 	--fresh) fresh=1; shift ;;
-	-h|--help) sed -n '4,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '4,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown option '$1' (try --help)" ;;
 	esac
 done
 [[ $repeat =~ ^[1-9][0-9]*$ ]] || die "--repeat takes a number from 1, not '$repeat'"
+[[ $counted =~ ^[0-9]+$ ]] || die "--counted takes a number, not '$counted'"
 # PERF_ABI_RUNNER: another runner with the same options (for debugging).
 runner=${PERF_ABI_RUNNER:-$top/run_tests.sh}
 [ -x "$runner" ] || die "no $runner"
@@ -79,6 +88,14 @@ mutants_for() {	# ARCH -> names, in patch order
 	done
 }
 
+# ARCH MUTANT of each row HISTORY.md counts as caught (table.py --counted)
+counted_list=
+[ "$counted" -gt 0 ] && counted_list=$(python3 "$here/table.py" --counted \
+	"$here/HISTORY.md" "$here")
+counted_for() {	# ARCH -> the counted mutants of ARCH
+	echo "$counted_list" | awk -v a="$1" '$1 == a { print $2 }'
+}
+
 rm -rf "$out"
 mkdir -p "$out" "$cache"
 jobfile=$out/jobs
@@ -86,8 +103,16 @@ hash_tree() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum)
 runner_key=$( { cat "$runner" "$here/run.sh"; for f in "$m"/vm/* "$m"/lib/*; do
 	[ -f "$f" ] && cat "$f"; done; } | sha256sum | cut -c1-16)
 : > "$jobfile"
-for a in ${arches//,/ }; do
+all_arches=${arches//,/ }
+for a in ${counted_arches//,/ }; do
+	[[ " $all_arches " == *" $a "* ]] && continue
+	# an arch booted only for counted rows: none, nothing to boot
+	[ -n "$(counted_for "$a")" ] && all_arches="$all_arches $a"
+done
+for a in $all_arches; do
 	case $a in x86_64|arm64|riscv64) ;; *) die "unknown arch '$a'" ;; esac
+	full=
+	[[ ",$arches," == *",$a,"* ]] && full=1
 	var=INSTALL_$a
 	suite=${!var:-$top/build/mutants/install-$a}
 	[ -x "$suite/run_kselftest.sh" ] || die "no install tree $suite (make mutants builds it)"
@@ -106,8 +131,20 @@ for a in ${arches//,/ }; do
 	fi
 	echo "kernel $a: $img" >&2
 	k=$(sha256sum < "$img" | cut -c1-16)-$(hash_tree "$suite")-$runner_key
-	for r in $(seq "$repeat"); do
-		for n in pristine $(mutants_for "$a"); do
+	if [ -n "$full" ]; then
+		for r in $(seq "$repeat"); do
+			for n in pristine $(mutants_for "$a"); do
+				echo "$a $n $img $suite $k $r" >> "$jobfile"
+			done
+		done
+		first=$((repeat + 1))
+	else
+		echo "$a pristine $img $suite $k 1" >> "$jobfile"
+		first=1
+	fi
+	# the rows HISTORY.md counts: --counted boots in all
+	for r in $(seq "$first" "$counted"); do
+		for n in $(counted_for "$a"); do
 			echo "$a $n $img $suite $k $r" >> "$jobfile"
 		done
 	done
