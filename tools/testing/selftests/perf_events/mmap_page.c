@@ -677,4 +677,26 @@ TEST_F(sideband, paused_output_holds_data_head)
 	EXPECT_EQ(1U, self->types[PERF_RECORD_COMM]);
 }
 
+/*
+ * A buffer mapping is never split (b024d7b56c77, in 6.12 and its stable
+ * kernels): unmapping its last page, or shrinking it with mremap(), fails
+ * with EINVAL, and the mapping keeps its page and takes records.
+ */
+TEST_F(sideband, mapping_refuses_split)
+{
+	size_t ps = getpagesize();
+	uint64_t before;
+	struct up_msg m;
+
+	ASSERT_EQ(-1, munmap((char *)self->base + ps, ps));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_TRUE(mremap(self->base, self->len, ps, 0) == MAP_FAILED);
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_TRUE(up_check_caps(self->base, &m)) TH_LOG("%s", m.s);
+	before = consume(self->base);
+	prctl(PR_SET_NAME, "pabi");
+	EXPECT_TRUE(up_check_head_grew(self->base, before, REC_COMM, &m))
+	TH_LOG("%s", m.s);
+}
+
 TEST_HARNESS_MAIN
